@@ -1,0 +1,11 @@
+"""Jezero's Django project: settings, URLs, ASGI/WSGI entry points and the `jezero` command.
+
+Importing this package puts a current SQLite in place of the interpreter's own (see
+`jezero_site.sqlite`), so it must stay the first thing any entry point imports.
+"""
+
+from jezero_site.sqlite import use_bundled_sqlite
+
+use_bundled_sqlite()
+
+__version__ = "0.1.0"

@@ -1,0 +1,52 @@
+"""The `jezero` command: Django's management commands under a friendlier name.
+
+`jezero import-jsonl` runs the `import_jsonl` command; Django's own (`migrate`,
+`createsuperuser`, …) work too. `jezero init` first writes the data folder, the config and
+the secret key — things the settings need before Django can start — then runs the rest of
+its work as a management command. Configuration mistakes print one line and exit 1.
+"""
+
+import os
+import sys
+
+import jezero_site  # noqa: F401  (the bundled SQLite must be in place before Django loads)
+
+
+def main(argv=None, prog="jezero"):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "jezero_site.settings")
+    if argv and argv[0] == "init":
+        from jezero_site import bootstrap
+
+        try:
+            bootstrap.prepare_data_folder(print)
+        except bootstrap.BootstrapError as exc:
+            print(f"{prog} init: {exc}", file=sys.stderr)
+            return 1
+
+    from django.core.exceptions import ImproperlyConfigured
+
+    try:
+        import django
+
+        django.setup()
+    except ImproperlyConfigured as exc:
+        print(f"{prog}: configuration error: {exc}", file=sys.stderr)
+        return 1
+
+    from django.core.management import ManagementUtility, get_commands
+
+    if argv and not argv[0].startswith("-"):
+        name = argv[0].replace("-", "_")
+        if name in get_commands():
+            argv[0] = name
+        elif argv[0] not in ("help",):
+            print(f"{prog}: unknown command {argv[0]!r}; `{prog} help` lists them", file=sys.stderr)
+            return 2
+    utility = ManagementUtility([prog, *argv])
+    utility.prog_name = prog
+    try:
+        utility.execute()
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    return 0

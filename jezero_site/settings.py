@@ -1,0 +1,125 @@
+"""Django settings. The environment and the TOML configuration decide everything.
+
+Environment: `JEZERO_DATA_DIR` (default `./data`), `JEZERO_CONFIG` (default
+`<data>/jezero.toml`), `JEZERO_SECRET_KEY` / `JEZERO_SECRET_KEY_FILE` (else the
+`secret_key` file that `jezero init` writes), `JEZERO_DEBUG`, `JEZERO_ALLOWED_HOSTS`,
+`JEZERO_LOG_LEVEL`, `JEZERO_HUEY_IMMEDIATE`. Every path derives from the data folder.
+"""
+
+from django.core.exceptions import ImproperlyConfigured
+
+from jezero_site import config, env
+
+try:
+    DATA_DIR = env.data_dir()
+    CONFIG_PATH = env.config_path()
+    JEZERO = config.load(CONFIG_PATH)
+    DEBUG = env.boolean("JEZERO_DEBUG", False)
+    ALLOWED_HOSTS = env.listing("JEZERO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
+    _secret = env.secret("JEZERO_SECRET_KEY")
+    HUEY_IMMEDIATE = env.boolean("JEZERO_HUEY_IMMEDIATE", False)
+    LOG_LEVEL = env.text("JEZERO_LOG_LEVEL", "INFO").upper()
+except (config.ConfigError, env.EnvError) as exc:
+    raise ImproperlyConfigured(str(exc)) from None
+
+if not DATA_DIR.is_dir():
+    raise ImproperlyConfigured(f"the data folder {DATA_DIR} does not exist: run `jezero init` "
+                               "(or set JEZERO_DATA_DIR)")
+SECRET_KEY_FILE = DATA_DIR / "secret_key"
+if _secret is None and SECRET_KEY_FILE.is_file():
+    _secret = SECRET_KEY_FILE.read_text(encoding="utf-8").strip() or None
+if _secret is None:
+    raise ImproperlyConfigured(
+        f"no secret key: run `jezero init` (writes {SECRET_KEY_FILE}) "
+        "or set JEZERO_SECRET_KEY / JEZERO_SECRET_KEY_FILE"
+    )
+SECRET_KEY = _secret
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "huey.contrib.djhuey",
+    "library",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "jezero_site.urls"
+WSGI_APPLICATION = "jezero_site.wsgi.application"
+ASGI_APPLICATION = "jezero_site.asgi.application"
+
+_BASE_DIR = __import__("pathlib").Path(__file__).resolve().parent.parent
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [_BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# SQLite in WAL mode: readers never wait for the worker's writes. IMMEDIATE transactions take
+# the write lock up front, so concurrent writers queue on the busy timeout instead of failing
+# with "database is locked" when a deferred transaction tries to upgrade its lock.
+DATABASES = {
+    "default": {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": DATA_DIR / "jezero.sqlite3",
+        "OPTIONS": {
+            "transaction_mode": "IMMEDIATE",
+            "timeout": 30,
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL",
+        },
+    }
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+HUEY = {
+    "huey_class": "huey.SqliteHuey",
+    "name": "jezero",
+    "filename": str(DATA_DIR / "huey.sqlite3"),
+    "immediate": HUEY_IMMEDIATE,
+    "consumer": {"workers": 2, "worker_type": "thread"},
+}
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = DATA_DIR / "static"
+STATICFILES_DIRS = [_BASE_DIR / "static"]
+
+LOGIN_URL = "/admin/login/"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"stdout": {"class": "logging.StreamHandler", "stream": "ext://sys.stdout", "formatter": "plain"}},
+    "root": {"handlers": ["stdout"], "level": LOG_LEVEL},
+}

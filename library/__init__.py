@@ -1,0 +1,1 @@
+"""The library: items, their full-text index, and the read side (search, later, timeline)."""

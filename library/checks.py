@@ -1,0 +1,31 @@
+"""System checks: the SQLite in use must have FTS5 and the configured tokenizer.
+
+`jezero.E001` fails every management command (and so `jezero serve`) with a clear message
+when the interpreter's SQLite is too old — the usual cause being that neither
+`pysqlite3-binary` nor `sqlean.py` is installed, so the system's library was used.
+"""
+
+from django.conf import settings
+from django.core import checks
+from django.db.backends.sqlite3.base import Database
+
+
+@checks.register()
+def sqlite_has_tokenizer(app_configs=None, **kwargs):
+    tokenizer = settings.JEZERO["storage"]["tokenizer"]
+    try:
+        conn = Database.connect(":memory:")
+        try:
+            conn.execute(f"CREATE VIRTUAL TABLE probe USING fts5(a, tokenize = '{tokenizer}')")
+        finally:
+            conn.close()
+    except Database.Error as exc:
+        return [checks.Error(
+            f"SQLite {Database.sqlite_version} (module {Database.__name__}) cannot create an FTS5 "
+            f"table with tokenizer {tokenizer!r}: {exc}",
+            hint="`trigram remove_diacritics 1` needs SQLite >= 3.45. Install pysqlite3-binary "
+                 "(Linux x86_64) or sqlean.py (other platforms), or change storage.tokenizer "
+                 f"in {settings.CONFIG_PATH}.",
+            id="jezero.E001",
+        )]
+    return []

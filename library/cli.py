@@ -1,0 +1,61 @@
+"""What every `jezero` verb shares: `--json`, one-line errors, and the text renderings.
+
+Verbs parse their arguments, call one service (search, later, import…) and render the
+result; domain errors become one line on stderr and exit code 1 (usage errors stay with
+argparse: exit 2).
+"""
+
+import json
+import sys
+
+from django.core.management.base import BaseCommand, CommandError
+
+from library.errors import LibraryError
+
+
+class Verb(BaseCommand):
+    """Base for Jezero's management commands."""
+
+    json_output = True  # whether the verb takes --json
+
+    def create_parser(self, prog_name, subcommand, **kwargs):
+        parser = super().create_parser(f"jezero {subcommand}" if prog_name in ("jezero", "manage.py") else prog_name,
+                                       subcommand, **kwargs)
+        if self.json_output:
+            parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+        return parser
+
+    def execute(self, *args, **options):
+        try:
+            return super().execute(*args, **options)
+        except LibraryError as exc:
+            raise CommandError(str(exc)) from None
+
+    def run_from_argv(self, argv):
+        self._called_from_command_line = True
+        parser = self.create_parser(argv[0], argv[1])
+        options = parser.parse_args(argv[2:])
+        cmd_options = vars(options)
+        args = cmd_options.pop("args", ())
+        try:
+            self.execute(*args, **cmd_options)
+        except CommandError as exc:
+            self.stderr.write(f"jezero {argv[1].replace('_', '-')}: {exc}")
+            sys.exit(exc.returncode)
+
+    def emit_json(self, data):
+        self.stdout.write(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+def hit_line(hit):
+    """`[id] YYYY-MM-DD  project  source  title` (+ score when ranked)."""
+    score = f"  ({hit.score:.3f})" if hit.score is not None else ""
+    external = "  [external]" if hit.trust == "external" else ""
+    return (f"[{hit.id}] {hit.occurred_at:%Y-%m-%d}  {hit.project or '-'}  {hit.source}  "
+            f"{hit.title}{external}{score}")
+
+
+def later_text(result):
+    lines = [result.heading]
+    lines += [hit_line(hit) for hit in result.hits] or ["(nothing newer)"]
+    return "\n".join(lines)

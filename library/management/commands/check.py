@@ -1,0 +1,26 @@
+from django.core import checks as django_checks
+from django.core.management.base import CommandError
+
+from library import store
+from library.cli import Verb
+
+
+class Command(Verb):
+    help = ("Verify the library: Django's system checks, items and full-text rows agree (count and content), "
+            "FTS5 integrity-check, and the index's tokenizer. Exits 1 on any difference.")
+    requires_system_checks = []  # run below, reported together with the index check
+
+    def handle(self, *args, **opts):
+        system = [str(m) for m in django_checks.run_checks() if m.level >= django_checks.ERROR]
+        report = store.check()
+        problems = system + report.problems
+        if opts["json"]:
+            self.emit_json({**report.as_dict(), "ok": not problems, "problems": problems})
+        else:
+            self.stdout.write(f"items: {report.items}  index rows: {report.indexed}  tokenizer: {report.tokenizer!r}")
+            for problem in problems:
+                self.stdout.write(f"PROBLEM: {problem}")
+            if not problems:
+                self.stdout.write("ok")
+        if problems:
+            raise CommandError(f"{len(problems)} problem(s) found")

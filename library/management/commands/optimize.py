@@ -1,0 +1,17 @@
+import time
+
+from library import store
+from library.cli import Verb
+
+
+class Command(Verb):
+    help = "Merge the full-text index into one b-tree (FTS5 optimize); the worker also does this daily."
+
+    def handle(self, *args, **opts):
+        started = time.perf_counter()
+        store.optimize()
+        seconds = round(time.perf_counter() - started, 3)
+        if opts["json"]:
+            self.emit_json({"optimized": True, "seconds": seconds})
+        else:
+            self.stdout.write(f"optimized the full-text index in {seconds} s")

@@ -1,0 +1,22 @@
+from library import search
+from library.cli import Verb, hit_line
+
+
+class Command(Verb):
+    help = "List items newest first."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--project", help="only this project (exact)")
+        parser.add_argument("--source", help="only this source (exact)")
+        parser.add_argument("--since", help="at or after this date/time (inclusive)")
+        parser.add_argument("--until", help="before this date/time (exclusive)")
+        parser.add_argument("--limit", type=int, help="how many (default 20, at most search.max_limit)")
+
+    def handle(self, *args, **opts):
+        hits = search.timeline(allowed_sources=search.ALL_SOURCES, project=opts["project"], source=opts["source"],
+                               since=opts["since"], until=opts["until"], limit=opts["limit"])
+        if opts["json"]:
+            self.emit_json({"results": [hit.as_dict() for hit in hits]})
+        else:
+            for hit in hits:
+                self.stdout.write(hit_line(hit))

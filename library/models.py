@@ -1,0 +1,118 @@
+"""The library's records. An `Item` is one summarised unit (SPEC §1).
+
+Every way the ORM writes items — `save()`, `delete()`, and the queryset's `update()`,
+`delete()`, `bulk_create()` and `bulk_update()` — updates the full-text mirror through
+`library.store` inside the same transaction, so the Django admin, the importer and later
+the pipeline cannot leave the index behind. The FTS SQL itself lives only in `store`.
+"""
+
+from django.db import models, transaction
+from django.utils import timezone
+
+ATOM_KINDS = ("decision", "rationale", "fix", "command", "error", "fact", "risk")
+
+
+class ItemQuerySet(models.QuerySet):
+    def delete(self):
+        from library import store
+
+        with transaction.atomic(using=self.db):
+            store.forget(list(self.values_list("pk", flat=True)), using=self.db)
+            return super().delete()
+
+    delete.alters_data = True
+    delete.queryset_only = True
+
+    def update(self, **kwargs):
+        from library import store
+
+        with transaction.atomic(using=self.db):
+            ids = list(self.values_list("pk", flat=True))
+            count = super().update(**kwargs)
+            store.sync_ids(ids, using=self.db)
+            return count
+
+    update.alters_data = True
+
+    def bulk_create(self, objs, *args, **kwargs):
+        from library import store
+
+        with transaction.atomic(using=self.db):
+            created = super().bulk_create(objs, *args, **kwargs)
+            store.sync_items(created, using=self.db)
+            return created
+
+    def bulk_update(self, objs, fields, *args, **kwargs):
+        from library import store
+
+        with transaction.atomic(using=self.db):
+            count = super().bulk_update(objs, fields, *args, **kwargs)
+            store.sync_items(objs, using=self.db)
+            return count
+
+
+class Item(models.Model):
+    class Trust(models.TextChoices):
+        OWN = "own"
+        EXTERNAL = "external"
+
+    key = models.CharField(max_length=1024, unique=True)
+    source = models.CharField(max_length=200)
+    original_ref = models.CharField(max_length=2048, blank=True, default="")
+    title = models.TextField()
+    summary = models.TextField()
+    questions = models.JSONField(default=list, blank=True)
+    atoms = models.JSONField(default=list, blank=True)
+    project = models.CharField(max_length=200, null=True, blank=True)
+    trust = models.CharField(max_length=10, choices=Trust.choices, default=Trust.OWN)
+    occurred_at = models.DateTimeField()
+    ingested_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+    text_hash = models.CharField(max_length=64, blank=True, default="")
+    original = models.TextField(blank=True, default="")
+    hints = models.JSONField(default=dict, blank=True)
+    summarizer = models.CharField(max_length=200, blank=True, default="")
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+
+    objects = ItemQuerySet.as_manager()
+
+    class Meta:
+        db_table = "items"
+        indexes = [
+            models.Index(fields=["source", "occurred_at"], name="items_source_time"),
+            models.Index(fields=["project", "occurred_at"], name="items_project_time"),
+            models.Index(fields=["occurred_at"], name="items_time"),
+        ]
+
+    def __str__(self):
+        return f"[{self.pk}] {self.title}"
+
+    def save(self, *args, **kwargs):
+        from library import store
+
+        using = kwargs.get("using") or "default"
+        with transaction.atomic(using=using):
+            super().save(*args, **kwargs)
+            store.sync_items([self], using=using)
+
+    def delete(self, *args, **kwargs):
+        from library import store
+
+        using = kwargs.get("using") or "default"
+        with transaction.atomic(using=using):
+            store.forget([self.pk], using=using)
+            return super().delete(*args, **kwargs)
+
+
+class StoreState(models.Model):
+    """Small facts about the stored library, such as the tokenizer the index was built with."""
+
+    key = models.CharField(max_length=100, primary_key=True)
+    value = models.TextField()
+
+    class Meta:
+        db_table = "store_state"
+
+    def __str__(self):
+        return f"{self.key} = {self.value}"

@@ -1,0 +1,360 @@
+"""The read side: `build_match_query`, `search`, `later`, `timeline`, `get_item` (SPEC §7–9).
+
+One implementation for every adapter: the CLI, the JSON API, MCP and the web pages call
+these functions and only render what they return. Each takes the caller's allowed-source
+globs (`ALL_SOURCES` for people on the command line); a source outside them does not exist
+for that caller. No model is involved: same library + same query → same answer.
+
+User text reaches FTS5 only through `build_match_query`, which quotes every term, and
+always as a bound parameter.
+"""
+
+from dataclasses import dataclass
+from datetime import datetime
+from fnmatch import fnmatchcase
+
+from django.conf import settings
+from django.db import connection
+from django.utils import timezone
+
+from library import records, store
+from library.errors import BadInput, NotFound
+from library.timeutil import from_db, iso, parse_when
+
+ALL_SOURCES = ("*",)
+TIMELINE_DEFAULT_LIMIT = 20
+LATER_DEFAULT_LIMIT = 5
+LATER_POOL = 50
+LATER_MIN_SHARE = 0.3
+LATER_CLOSEST = 2
+MATCHED_BY_SUBJECT = "subject"
+MATCHED_BY_TIMELINE = "project_timeline"
+LATER_HEADINGS = {
+    MATCHED_BY_SUBJECT: "NEWER ON THIS SUBJECT",
+    MATCHED_BY_TIMELINE: "NEWER IN THIS PROJECT (by date, not by subject)",
+}
+
+_ROW_COLUMNS = "id, key, title, summary, project, source, trust, occurred_at"
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One result row (SPEC §7). `score` is None for rows listed by date, not relevance."""
+
+    id: int
+    key: str
+    title: str
+    summary: str
+    project: str | None
+    source: str
+    trust: str
+    occurred_at: datetime
+    score: float | None = None
+
+    def as_dict(self):
+        return {
+            "id": self.id, "key": self.key, "title": self.title, "summary": self.summary,
+            "project": self.project, "source": self.source, "trust": self.trust,
+            "occurred_at": iso(self.occurred_at), "score": self.score,
+        }
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    query: str
+    match: str | None
+    hits: list
+
+    def as_dict(self):
+        return {"query": self.query, "match": self.match, "results": [h.as_dict() for h in self.hits]}
+
+
+@dataclass(frozen=True)
+class LaterResult:
+    item_id: int
+    matched_by: str
+    hits: list
+
+    @property
+    def heading(self):
+        return LATER_HEADINGS[self.matched_by]
+
+    def as_dict(self):
+        return {"item_id": self.item_id, "matched_by": self.matched_by,
+                "results": [h.as_dict() for h in self.hits]}
+
+
+# --- query building ------------------------------------------------------------------------
+
+def split_terms(text):
+    """Words separated by white space; text in double quotes is one term (a phrase). An
+    unbalanced quote counts as closed at the end. Empty terms are dropped."""
+    terms, word, phrase, in_phrase = [], [], [], False
+    for char in text or "":
+        if in_phrase:
+            if char == '"':
+                terms.append("".join(phrase).strip())
+                phrase, in_phrase = [], False
+            else:
+                phrase.append(char)
+        elif char == '"':
+            terms.append("".join(word))
+            word, in_phrase = [], True
+        elif char.isspace():
+            terms.append("".join(word))
+            word = []
+        else:
+            word.append(char)
+    terms.append("".join(phrase).strip() if in_phrase else "".join(word))
+    return [term for term in terms if term]
+
+
+def build_match_query(text, tokenizer=None):
+    """The FTS5 MATCH expression for free text, or None when no term is long enough.
+
+    `analytics shop "consent banner"` → `"analytics" OR "shop" OR "consent banner"`. Every
+    term is quoted (quotes inside doubled), so nothing typed acts as an FTS5 operator.
+    """
+    minimum = store.min_term_length(tokenizer)
+    quoted = []
+    for term in split_terms(text):
+        if len(term) < minimum:
+            continue
+        wrapped = '"' + term.replace('"', '""') + '"'
+        if wrapped not in quoted:
+            quoted.append(wrapped)
+    return " OR ".join(quoted) or None
+
+
+# --- limits, scoring, filters ----------------------------------------------------------------
+
+def clamp_limit(limit, default):
+    """A missing, null, zero or negative limit means `default`; any limit is capped at
+    `search.max_limit`. Raises BadInput for something that is not an integer."""
+    if limit is None:
+        return min(default, _search_config()["max_limit"])
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise BadInput(f"limit: {limit!r} is not an integer")
+    if limit <= 0:
+        limit = default
+    return min(limit, _search_config()["max_limit"])
+
+
+def recency_factor(age_days, weight=None, half_life_days=None):
+    """The multiplier applied to relevance: 1.0 for age 0, never below 1 - weight."""
+    config = _search_config()
+    weight = config["recency_weight"] if weight is None else weight
+    half_life_days = config["recency_half_life_days"] if half_life_days is None else half_life_days
+    decay = 0.5 ** (max(age_days, 0.0) / half_life_days)
+    return (1.0 - weight) + weight * decay
+
+
+def _search_config():
+    return settings.JEZERO["search"]
+
+
+def visible_sources(allowed_sources):
+    """The library's source names that these globs allow (case-sensitive), or None for all.
+
+    A glob of exactly "*" short-cuts to None so the common case costs no query.
+    """
+    globs = list(allowed_sources or ())
+    if "*" in globs:
+        return None
+    if not globs:
+        return set()
+    return {name for name in library_sources() if any(fnmatchcase(name, glob) for glob in globs)}
+
+
+def library_sources():
+    """Every distinct source name, found by skipping through the index (one probe per name)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "WITH RECURSIVE s(name) AS ("
+            " SELECT min(source) FROM items"
+            " UNION ALL SELECT (SELECT min(source) FROM items WHERE source > s.name) FROM s"
+            " WHERE s.name IS NOT NULL)"
+            " SELECT name FROM s WHERE name IS NOT NULL"
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+def is_visible(source, allowed_sources):
+    return any(fnmatchcase(source, glob) for glob in allowed_sources or ())
+
+
+@dataclass(frozen=True)
+class _Filters:
+    """The WHERE conditions on `items` (alias i) shared by search, later and timeline."""
+
+    sql: str
+    params: list
+    empty: bool = False  # nothing can match (a forbidden source, no allowed source)
+
+
+def _filters(allowed_sources, *, project=None, source=None, since=None, until=None, exclude_id=None):
+    allowed = visible_sources(allowed_sources)
+    conditions, params = [], []
+    if source is not None:
+        if allowed is not None and source not in allowed:
+            return _Filters("", [], empty=True)
+        conditions.append("i.source = %s")
+        params.append(source)
+    elif allowed is not None:
+        if not allowed:
+            return _Filters("", [], empty=True)
+        names = sorted(allowed)
+        conditions.append(f"i.source IN ({', '.join('%s' for _ in names)})")
+        params.extend(names)
+    if project is not None:
+        conditions.append("i.project = %s")
+        params.append(project)
+    adapt = connection.ops.adapt_datetimefield_value
+    if since is not None:
+        conditions.append("i.occurred_at >= %s")
+        params.append(adapt(parse_when(since, "since")))
+    if until is not None:
+        conditions.append("i.occurred_at < %s")
+        params.append(adapt(parse_when(until, "until")))
+    if exclude_id is not None:
+        conditions.append("i.id <> %s")
+        params.append(exclude_id)
+    return _Filters(" AND ".join(conditions), params)
+
+
+def _hit(row, score=None):
+    return Hit(id=row[0], key=row[1], title=row[2], summary=row[3], project=row[4],
+               source=row[5], trust=row[6], occurred_at=from_db(row[7]), score=score)
+
+
+# --- search ------------------------------------------------------------------------------
+
+def _candidates(match, filters, pool):
+    """Stage 1: (item id, relevance) of the best `pool` rows by BM25, filters in the WHERE."""
+    weights = ", ".join(f"{w:.1f}" for w in store.BM25_WEIGHTS)
+    fts = store.FTS_TABLE
+    if filters.sql:
+        # CROSS JOIN keeps the FTS table as the outer loop: SQLite must not drive the query
+        # from an items index and probe the full-text index once per row.
+        sql = (f"SELECT {fts}.rowid, bm25({fts}, {weights}) AS rank FROM {fts} "
+               f"CROSS JOIN items AS i ON i.id = {fts}.rowid "
+               f"WHERE {fts} MATCH %s AND {filters.sql} ORDER BY rank LIMIT %s")
+        params = [match, *filters.params, pool]
+    else:
+        sql = f"SELECT rowid, bm25({fts}, {weights}) AS rank FROM {fts} WHERE {fts} MATCH %s ORDER BY rank LIMIT %s"
+        params = [match, pool]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [(row[0], -row[1]) for row in cursor.fetchall()]
+
+
+def _rows(ids):
+    if not ids:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {_ROW_COLUMNS} FROM items WHERE id IN ({', '.join('%s' for _ in ids)})", list(ids))
+        return {row[0]: row for row in cursor.fetchall()}
+
+
+def _ranked(match, filters, *, limit, recency_weight=None, now=None):
+    """Stage 1 + stage 2: hits sorted by score (ties: newer first, then higher id)."""
+    if match is None or filters.empty:
+        return []
+    config = _search_config()
+    candidates = _candidates(match, filters, config["candidate_pool"])
+    rows = _rows([item_id for item_id, _ in candidates])
+    now = now or timezone.now()
+    weight = config["recency_weight"] if recency_weight is None else recency_weight
+    half_life = config["recency_half_life_days"]
+    hits = []
+    for item_id, relevance in candidates:
+        row = rows.get(item_id)
+        if row is None:  # deleted between the two statements
+            continue
+        occurred = from_db(row[7])
+        age_days = (now - occurred).total_seconds() / 86_400
+        hits.append(_hit(row, relevance * recency_factor(age_days, weight, half_life)))
+    hits.sort(key=lambda h: (-h.score, -h.occurred_at.timestamp(), -h.id))
+    return hits[:limit]
+
+
+def search(query, *, allowed_sources, project=None, source=None, since=None, limit=None, now=None):
+    """Search the library (SPEC §7). Returns a SearchResult; a query of only short words
+    gives no results and `match = None`. Raises BadInput for a bad `since` or `limit`."""
+    limit = clamp_limit(limit, _search_config()["default_limit"])
+    match = build_match_query(query)
+    filters = _filters(allowed_sources, project=project, source=source, since=since)
+    return SearchResult(query=query, match=match, hits=_ranked(match, filters, limit=limit, now=now))
+
+
+# --- timeline -----------------------------------------------------------------------------
+
+def timeline(*, allowed_sources, project=None, source=None, since=None, until=None, limit=None,
+             exclude_id=None):
+    """Items newest first (ties: higher id first), filtered like search (SPEC §9)."""
+    limit = clamp_limit(limit, TIMELINE_DEFAULT_LIMIT)
+    filters = _filters(allowed_sources, project=project, source=source, since=since, until=until,
+                       exclude_id=exclude_id)
+    if filters.empty:
+        return []
+    where = f"WHERE {filters.sql}" if filters.sql else ""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {_ROW_COLUMNS} FROM items AS i {where} "
+                       "ORDER BY occurred_at DESC, id DESC LIMIT %s", [*filters.params, limit])
+        return [_hit(row) for row in cursor.fetchall()]
+
+
+# --- items and later ------------------------------------------------------------------------
+
+def _visible_item(item_id, allowed_sources):
+    from library.models import Item
+
+    if isinstance(item_id, bool) or not isinstance(item_id, int):
+        raise BadInput(f"item id: {item_id!r} is not an integer")
+    item = Item.objects.filter(pk=item_id).first()
+    if item is None or not is_visible(item.source, allowed_sources):
+        raise NotFound(f"item {item_id} not found")
+    return item
+
+
+def get_item(item_id, *, allowed_sources, include_original=False):
+    """Every field of the item (SPEC §1) as a dict; `original` only on request.
+
+    Raises NotFound for a missing item and for one outside the caller's sources alike.
+    """
+    return records.item_dict(_visible_item(item_id, allowed_sources), include_original=include_original)
+
+
+def later(item_id, *, allowed_sources, query=None, limit=None, now=None):
+    """Newer items on the same subject as this one (SPEC §8), as a LaterResult.
+
+    1. Search `query` (or the item's title) within the item's project (or, without one, its
+       source), at or after the item's time, 50 results by pure relevance.
+    2. Drop the item; keep hits at >= 30 % of the best relevance (best measured with the item).
+    3. Keep the 2 most relevant, fill up to `limit` with the newest of the rest.
+    4. Newest first → matched_by "subject".
+    5. Nothing left → the newest items after it in its project/source timeline,
+       matched_by "project_timeline".
+    Raises NotFound like get_item.
+    """
+    limit = clamp_limit(limit, LATER_DEFAULT_LIMIT)
+    item = _visible_item(item_id, allowed_sources)
+    scope = {"project": item.project} if item.project else {"source": item.source}
+    words = query if query and query.strip() else item.title
+    filters = _filters(allowed_sources, since=item.occurred_at, **scope)
+    hits = _ranked(build_match_query(words), filters, limit=LATER_POOL, recency_weight=0.0, now=now)
+    if hits:
+        bar = LATER_MIN_SHARE * hits[0].score
+        fair = [hit for hit in hits if hit.id != item.pk and hit.score >= bar]
+        if fair:
+            closest = fair[:LATER_CLOSEST]
+            newest = sorted(fair[LATER_CLOSEST:], key=_newest_first)[: max(limit - len(closest), 0)]
+            chosen = sorted(closest + newest, key=_newest_first)[:limit]
+            return LaterResult(item_id=item.pk, matched_by=MATCHED_BY_SUBJECT, hits=chosen)
+    context = timeline(allowed_sources=allowed_sources, since=item.occurred_at, limit=limit,
+                       exclude_id=item.pk, **scope)
+    return LaterResult(item_id=item.pk, matched_by=MATCHED_BY_TIMELINE, hits=context)
+
+
+def _newest_first(hit):
+    return (-hit.occurred_at.timestamp(), -hit.id)

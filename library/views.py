@@ -1,0 +1,21 @@
+"""Plain HTTP views. /health is the only one that answers without a login."""
+
+from django.db import DatabaseError, connection
+from django.http import JsonResponse
+
+import jezero_site
+from library import store
+
+
+def health(request):
+    """Version, database reachable, FTS present. 503 when the database cannot be read."""
+    body = {"version": jezero_site.__version__, "database": False, "fts": False}
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT name FROM sqlite_master WHERE name = %s", [store.FTS_TABLE])
+            body["fts"] = cursor.fetchone() is not None
+        body["database"] = True
+    except DatabaseError:
+        return JsonResponse({**body, "status": "error"}, status=503)
+    body["status"] = "ok" if body["fts"] else "degraded"
+    return JsonResponse(body, status=200 if body["fts"] else 503)

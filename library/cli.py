@@ -17,10 +17,12 @@ class Verb(BaseCommand):
     """Base for Jezero's management commands."""
 
     json_output = True  # whether the verb takes --json
+    # Django's generic options stay accepted but out of the verbs' help and usage lines.
+    suppressed_base_arguments = {"--version", "--settings", "--pythonpath", "--traceback", "--no-color",
+                                 "--force-color", "--skip-checks", "--verbosity"}
 
     def create_parser(self, prog_name, subcommand, **kwargs):
-        parser = super().create_parser(f"jezero {subcommand}" if prog_name in ("jezero", "manage.py") else prog_name,
-                                       subcommand, **kwargs)
+        parser = super().create_parser(prog_name, subcommand.replace("_", "-"), **kwargs)
         if self.json_output:
             parser.add_argument("--json", action="store_true", help="print JSON instead of text")
         return parser

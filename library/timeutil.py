@@ -40,6 +40,9 @@ def iso(value):
     return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-def from_db(text):
-    """A timestamp as Django's SQLite backend stores it (UTC, no offset) → aware datetime."""
-    return datetime.fromisoformat(text).replace(tzinfo=UTC)
+def from_db(value):
+    """A timestamp read with a raw cursor (UTC without an offset; Django's converter may
+    already have made it a naive datetime) → aware datetime."""
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    return value.replace(tzinfo=UTC)

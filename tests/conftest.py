@@ -1,0 +1,47 @@
+"""Shared factories. `make_item(**overrides)` saves an item through the model (and so keeps
+the full-text index in step); `NOW` is a fixed clock for ranking tests."""
+
+import itertools
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+_numbers = itertools.count(1)
+
+
+def make_item(**overrides):
+    from library.models import Item
+
+    n = next(_numbers)
+    fields = {
+        "key": f"agent-test:unit-{n}",
+        "source": "agent-test",
+        "title": f"Untitled record {n}",
+        "summary": "Nothing in particular happened here.",
+        "questions": [],
+        "atoms": [],
+        "project": None,
+        "trust": "own",
+        "occurred_at": NOW - timedelta(days=1),
+    }
+    fields.update(overrides)
+    item = Item(**fields)
+    item.save()
+    return item
+
+
+def days_ago(days):
+    return NOW - timedelta(days=days)
+
+
+@pytest.fixture
+def jezero_config(settings):
+    """Change configuration keys for one test: `jezero_config("search", candidate_pool=10)`."""
+
+    def change(section, **values):
+        config = {name: dict(value) if isinstance(value, dict) else value for name, value in settings.JEZERO.items()}
+        config[section] = {**config[section], **values}
+        settings.JEZERO = config
+
+    return change

@@ -1,0 +1,113 @@
+"""SPEC §1: every write to an item updates its FTS row in the same transaction; `check`
+sees any difference; `rebuild` (jezero reindex) brings the index back."""
+
+import pytest
+from django.db import connection, transaction
+
+from library import store
+from library.models import Item
+from tests.conftest import NOW, make_item
+
+pytestmark = pytest.mark.django_db
+
+
+def fts_rows():
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT rowid, title, summary, questions, atoms, project FROM items_fts ORDER BY rowid")
+        return {row[0]: tuple(row[1:]) for row in cursor.fetchall()}
+
+
+def test_the_index_holds_the_exact_flattened_text():
+    item = make_item(title="T", summary="S", questions=["q one?", "q two?"],
+                     atoms=[{"kind": "decision", "text": "a1"}, {"kind": "fix", "text": "a2"}], project="p")
+    assert fts_rows() == {item.id: ("T", "S", "q one?\nq two?", "a1\na2", "p")}
+    nothing = make_item(title="U", summary="V")
+    assert fts_rows()[nothing.id] == ("U", "V", "", "", "")
+
+
+def test_create_update_delete_through_the_model():
+    item = make_item(title="first title")
+    item.title = "second title"
+    item.project = "moved"
+    item.save()
+    assert fts_rows()[item.id][0] == "second title"
+    assert fts_rows()[item.id][4] == "moved"
+    item.delete()
+    assert fts_rows() == {}
+    assert store.check().ok
+
+
+def test_queryset_update_delete_and_bulk_writes_keep_the_index():
+    items = [make_item(title=f"row {n}", project="old") for n in range(5)]
+    Item.objects.filter(pk__in=[i.pk for i in items[:3]]).update(project="new")
+    assert [fts_rows()[i.pk][4] for i in items] == ["new", "new", "new", "old", "old"]
+    Item.objects.filter(pk=items[0].pk).delete()
+    assert items[0].pk not in fts_rows()
+    created = Item.objects.bulk_create([Item(key=f"b:{n}", source="b", title=f"bulk {n}", summary="s",
+                                             occurred_at=items[1].occurred_at) for n in range(3)])
+    assert all(fts_rows()[c.pk][0] == c.title for c in created)
+    for c in created:
+        c.summary = "changed"
+    Item.objects.bulk_update(created, ["summary"])
+    assert all(fts_rows()[c.pk][1] == "changed" for c in created)
+    report = store.check()
+    assert report.ok, report.problems
+    assert report.items == report.indexed == 7
+
+
+def test_a_failed_transaction_leaves_item_and_index_untouched():
+    item = make_item(title="before")
+    with pytest.raises(RuntimeError), transaction.atomic():
+        item.title = "after"
+        item.save()
+        raise RuntimeError("crash mid-write")
+    assert Item.objects.get(pk=item.pk).title == "before"
+    assert fts_rows()[item.pk][0] == "before"
+
+
+def test_check_reports_a_missing_row_an_extra_row_and_different_text():
+    a, b, c = make_item(title="a"), make_item(title="b"), make_item(title="c")
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM items_fts WHERE rowid = %s", [a.pk])
+        cursor.execute("INSERT INTO items_fts(rowid, title, summary, questions, atoms, project) "
+                       "VALUES (9999, 'ghost', '', '', '', '')")
+        cursor.execute("UPDATE items_fts SET title = 'tampered' WHERE rowid = %s", [b.pk])
+    report = store.check()
+    assert not report.ok
+    assert (report.missing, report.extra, report.different) == ([a.pk], [9999], [b.pk])
+    assert any("items without an index row" in p for p in report.problems)
+
+
+def test_rebuild_restores_agreement():
+    items = [make_item(title=f"r{n}") for n in range(4)]
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM items_fts")
+    assert not store.check().ok
+    assert store.rebuild() == 4
+    report = store.check()
+    assert report.ok, report.problems
+    assert set(fts_rows()) == {i.pk for i in items}
+
+
+def test_a_tokenizer_change_is_reported_until_reindexed(jezero_config):
+    make_item(title="café")
+    jezero_config("storage", tokenizer="unicode61 remove_diacritics 2")
+    report = store.check()
+    assert any("run `jezero reindex`" in p for p in report.problems)
+    store.rebuild()
+    assert store.check().ok
+    assert store.recorded_tokenizer() == "unicode61 remove_diacritics 2"
+    from library.search import ALL_SOURCES, search
+
+    assert [h.title for h in search("cafe", allowed_sources=ALL_SOURCES).hits] == ["café"]
+
+
+def test_optimize_keeps_the_same_answers():
+    from library.search import ALL_SOURCES, search
+
+    for n in range(30):
+        make_item(title=f"stoat {n}", summary="stoat " * (n % 5 + 1))
+    before = search("stoat", allowed_sources=ALL_SOURCES, limit=50, now=NOW).as_dict()
+    store.optimize()
+    assert search("stoat", allowed_sources=ALL_SOURCES, limit=50, now=NOW).as_dict() == before
+    assert store.check().ok

@@ -47,6 +47,11 @@ def main(argv=None, prog="jezero"):
     utility.prog_name = prog
     try:
         utility.execute()
+        sys.stdout.flush()
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BrokenPipeError:
+        # The reader went away (`jezero export-jsonl | head`): stop quietly, like other tools.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     return 0

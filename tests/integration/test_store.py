@@ -111,3 +111,21 @@ def test_optimize_keeps_the_same_answers():
     store.optimize()
     assert search("stoat", allowed_sources=ALL_SOURCES, limit=50, now=NOW).as_dict() == before
     assert store.check().ok
+
+
+def _segments():
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(DISTINCT segid) FROM items_fts_idx")
+        return cursor.fetchone()[0]
+
+
+def test_the_daily_maintenance_task_merges_the_index():
+    """Each single write adds an FTS5 segment; the periodic task merges them into one."""
+    from library.tasks import optimize_index
+
+    for n in range(20):
+        make_item(title=f"weasel {n}")
+    assert _segments() > 1
+    optimize_index()  # Huey runs in immediate mode in tests
+    assert _segments() == 1
+    assert store.check().ok

@@ -1,0 +1,20 @@
+"""Huey tasks (thin: ids and primitives in, one service call). Periodic tasks are locked so
+that two consumers — or a slow run overlapping the next tick — never run one twice at once."""
+
+import logging
+
+from huey import crontab
+from huey.contrib.djhuey import db_periodic_task, lock_task
+
+from library import store
+
+logger = logging.getLogger(__name__)
+
+
+@db_periodic_task(crontab(hour="4", minute="17"))
+@lock_task("fts-optimize")
+def optimize_index():
+    """Daily maintenance: merge the FTS5 index into one b-tree (see bench/RESULTS.md for
+    what it buys). Idempotent."""
+    store.optimize()
+    logger.info("fts optimized")

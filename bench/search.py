@@ -485,7 +485,7 @@ def child(size, runs, out_path):
         total = stats.total_tt
         rows = []
         for (file, line, func), (cc, nc, tt, ct, _) in stats.stats.items():
-            where = f"{Path(file).name}:{line}({func})" if file != "~" else func
+            where = f"{Path(file).name}:{line}({func})" if file != "~" else re.sub(r" at 0x[0-9a-f]+", "", func)
             rows.append({"where": where, "calls": nc, "tottime_ms": tt * 1e3, "share": tt / total})
         rows.sort(key=lambda r: -r["tottime_ms"])
         return {"total_ms": total * 1e3, "queries": len(queries), "top": rows[:10]}

@@ -112,10 +112,9 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
+# `jezero init` collects static files here; whitenoise serves them.
 STATIC_ROOT = DATA_DIR / "static"
 STATICFILES_DIRS = [_BASE_DIR / "static"]
-# Serve straight from the apps' static folders until an image collects them at build time.
-WHITENOISE_USE_FINDERS = True
 
 LOGIN_URL = "/admin/login/"
 

@@ -8,6 +8,7 @@ import shutil
 import tempfile
 
 _data = tempfile.mkdtemp(prefix="jezero-test-")
+os.mkdir(os.path.join(_data, "static"))
 atexit.register(shutil.rmtree, _data, ignore_errors=True)
 
 os.environ["JEZERO_DATA_DIR"] = _data

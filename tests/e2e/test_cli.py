@@ -55,7 +55,7 @@ def test_init_sets_up_a_data_folder_and_says_skipped_the_second_time(run):
     assert oct((run.data / "secret_key").stat().st_mode & 0o777) == "0o600"
     second = run("init").stdout
     assert "created" not in second
-    assert second.count("skipped") == 5
+    assert second.count("skipped") == 5  # static files are re-collected on every init
 
 
 def test_commands_before_init_say_what_to_do(run):

@@ -129,3 +129,17 @@ def test_the_daily_maintenance_task_merges_the_index():
     optimize_index()  # Huey runs in immediate mode in tests
     assert _segments() == 1
     assert store.check().ok
+
+
+@pytest.mark.django_db(transaction=True)  # committed writes: FTS5 flushes its segments on commit
+def test_check_runs_the_fts5_integrity_check():
+    """Damage inside the index itself (not just its text) is caught by FTS5's own check."""
+    for n in range(5):
+        make_item(title=f"vole {n}")
+    assert store.check().ok
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM items_fts_data WHERE id > 10")  # the segments' leaf pages
+    report = store.check()
+    assert any("FTS5 integrity-check failed" in p for p in report.problems)
+    store.rebuild()  # and `jezero reindex` is the cure
+    assert store.check().ok

@@ -24,7 +24,7 @@ class Command(Verb):
         parser.add_argument("--admin", default="admin", help="the admin user's name (default admin)")
 
     def handle(self, *args, **opts):
-        """1. migrations  2. admin user  3. demo library (each skipped when already done)."""
+        """1. migrations  2. static files  3. admin user  4. demo library (each skipped when done)."""
         executor = MigrationExecutor(connection)
         pending = executor.migration_plan(executor.loader.graph.leaf_nodes())
         if pending:
@@ -32,6 +32,9 @@ class Command(Verb):
             self.stdout.write(f"migrations: applied {len(pending)}")
         else:
             self.stdout.write("migrations: skipped (up to date)")
+
+        call_command("collectstatic", interactive=False, verbosity=0)
+        self.stdout.write("static files: collected")
 
         users = get_user_model()
         if users.objects.filter(is_superuser=True).exists():

@@ -3,12 +3,31 @@ commented configuration file and the secret key. Idempotent: what exists is "ski
 
 import os
 import secrets
+from pathlib import Path
 
 from jezero_site import config, env
 
 
 class BootstrapError(Exception):
     """The data folder cannot be prepared (permissions, a file in the way, a bad config)."""
+
+
+# The agents whose session folders `init` looks for on this machine, and the connectors it
+# then writes into the new configuration.
+LOCAL_AGENTS = (
+    ("claude_code", "~/.claude/projects", "agent-claude-code"),
+    ("codex", "~/.codex/sessions", "agent-codex"),
+)
+
+
+def local_agent_connectors(home=None):
+    """Connectors for the local Claude Code / Codex session folders that exist."""
+    found = []
+    for ctype, path, name in LOCAL_AGENTS:
+        folder = Path(home).joinpath(path[2:]) if home else Path(path).expanduser()
+        if folder.is_dir():
+            found.append({"name": name, "type": ctype, "path": path})
+    return found
 
 
 def prepare_data_folder(say):
@@ -29,8 +48,11 @@ def prepare_data_folder(say):
             say(f"config {config_path}: skipped (exists)")
         else:
             config_path.parent.mkdir(parents=True, exist_ok=True)
-            config_path.write_text(config.default_text(), encoding="utf-8")
+            found = local_agent_connectors()
+            config_path.write_text(config.default_text(found), encoding="utf-8")
             say(f"config {config_path}: created (every key commented at its default)")
+            for connector in found:
+                say(f"  connector {connector['name']}: {connector['type']} sessions in {connector['path']}")
         secret_path = data / "secret_key"
         if secret_in_env:
             say("secret key: skipped (JEZERO_SECRET_KEY is set)")

@@ -350,8 +350,9 @@ def _key_line(key, indent=""):
     return f"{indent}# {key.name} = {value}    # {key.doc}{allowed}"
 
 
-def default_text() -> str:
-    """The commented configuration that `jezero init` writes: every key at its default."""
+def default_text(connectors=()) -> str:
+    """The commented configuration that `jezero init` writes: every key at its default,
+    then the given connectors ({name, type, path}) as live [[connectors]] tables."""
     out = [
         "# Jezero configuration. Every key is shown commented out at its default;",
         "# uncomment and change what you need. Unknown keys are errors.",
@@ -376,4 +377,8 @@ def default_text() -> str:
         "# path = \"~/.claude/projects\"",
         "",
     ]
+    for connector in connectors:
+        out.append("[[connectors]]")
+        out.extend(f"{key} = {_toml_value(value)}" for key, value in connector.items())
+        out.append("")
     return "\n".join(out)

@@ -61,3 +61,36 @@ def later_text(result):
     lines = [result.heading]
     lines += [hit_line(hit) for hit in result.hits] or ["(nothing newer)"]
     return "\n".join(lines)
+
+
+class Progress:
+    """A progress callback `(done, total)`: a tqdm bar on a terminal, plain lines (every
+    10 %) otherwise. Use as a context manager so the bar is closed."""
+
+    def __init__(self, label, stream=None):
+        self.label = label
+        self.stream = stream or sys.stderr
+        self.bar = None
+        self.last_tenth = -1
+
+    def __call__(self, done, total):
+        if self.stream.isatty():
+            if self.bar is None:
+                from tqdm import tqdm
+
+                self.bar = tqdm(total=total, desc=self.label, file=self.stream, leave=False)
+            self.bar.total = total
+            self.bar.n = done
+            self.bar.refresh()
+            return
+        tenth = (10 * done // total) if total else 10
+        if tenth != self.last_tenth:
+            self.last_tenth = tenth
+            self.stream.write(f"{self.label}: {done}/{total}\n")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.close()

@@ -116,3 +116,41 @@ class StoreState(models.Model):
 
     def __str__(self):
         return f"{self.key} = {self.value}"
+
+
+class UnitCursor(models.Model):
+    """How far a connector got with one unit: the fingerprint it last stored completely."""
+
+    connector = models.CharField(max_length=200)
+    unit_id = models.CharField(max_length=1024)
+    fingerprint = models.CharField(max_length=200)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "unit_cursors"
+        constraints = [models.UniqueConstraint(fields=["connector", "unit_id"], name="unit_cursor_unique")]
+
+    def __str__(self):
+        return f"{self.connector}:{self.unit_id} @ {self.fingerprint}"
+
+
+class RunReport(models.Model):
+    """One run of one connector (SPEC §5): what it saw, sent, stored and failed."""
+
+    connector = models.CharField(max_length=200, db_index=True)
+    started_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    dry_run = models.BooleanField(default=False)
+    sample = models.PositiveIntegerField(null=True, blank=True)
+    stats = models.JSONField(default=dict)          # counters, see library.pipeline.Report
+    errors = models.JSONField(default=list)         # [{"unit": id, "error": text}]
+    warnings = models.JSONField(default=dict)       # reason → count (skipped lines and the like)
+    budget_stopped = models.CharField(max_length=200, blank=True, default="")  # why a budget stopped it
+    outcome = models.CharField(max_length=20, default="running")  # running | ok | failed | refused
+
+    class Meta:
+        db_table = "run_reports"
+        ordering = ["-started_at", "-id"]
+
+    def __str__(self):
+        return f"{self.connector} run at {self.started_at:%Y-%m-%d %H:%M}"

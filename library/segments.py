@@ -72,12 +72,16 @@ class Segment:
         return None
 
     def title_hint(self, hint):
-        """The title hint given to the model; ` (part n/m)` when there are several parts.
-        Never part of the hash."""
-        if self.parts == 1:
-            return hint or None
-        part = f"(part {self.part}/{self.parts})"
-        return f"{hint} {part}" if hint else part
+        """The title hint given to the model (never part of the hash)."""
+        return part_hint(hint, self.part, self.parts)
+
+
+def part_hint(hint, part, parts):
+    """`hint (part n/m)` when a unit has several segments; the hint alone otherwise."""
+    if parts <= 1:
+        return hint or None
+    label = f"(part {part}/{parts})"
+    return f"{hint} {label}" if hint else label
 
 
 def text_hash(text):

@@ -18,3 +18,21 @@ def optimize_index():
     what it buys). Idempotent."""
     store.optimize()
     logger.info("fts optimized")
+
+
+@db_periodic_task(crontab(minute="*/5"))
+@lock_task("run-due-connectors")
+def run_due_connectors():
+    """Every 5 minutes: run each enabled connector whose interval has elapsed since its last
+    run. A connector already running (from the CLI, say) is skipped until the next tick."""
+    from library import scheduling
+
+    scheduling.run_due()
+
+
+@db_periodic_task(crontab(minute="*"))
+def heartbeat():
+    """The worker is alive: /health reports how long ago this last ran."""
+    from library import scheduling
+
+    scheduling.beat()

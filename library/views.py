@@ -4,16 +4,19 @@ from django.db import DatabaseError, connection
 from django.http import JsonResponse
 
 import jezero_site
-from library import store
+from library import scheduling, store
 
 
 def health(request):
-    """Version, database reachable, FTS present. 503 when the database cannot be read."""
-    body = {"version": jezero_site.__version__, "database": False, "fts": False}
+    """Version, database reachable, FTS present, worker heartbeat age in seconds (null when
+    the worker never ran). 503 when the database cannot be read."""
+    body = {"version": jezero_site.__version__, "database": False, "fts": False, "worker_heartbeat_age": None}
     try:
         with connection.cursor() as cursor:
             cursor.execute("SELECT name FROM sqlite_master WHERE name = %s", [store.FTS_TABLE])
             body["fts"] = cursor.fetchone() is not None
+        age = scheduling.heartbeat_age()
+        body["worker_heartbeat_age"] = None if age is None else round(age)
         body["database"] = True
     except DatabaseError:
         return JsonResponse({**body, "status": "error"}, status=503)

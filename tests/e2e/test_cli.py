@@ -26,6 +26,7 @@ RECORDS = [
 def run(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("JEZERO_")}
     env["JEZERO_DATA_DIR"] = str(tmp_path / "data")
+    env["HOME"] = str(tmp_path / "home")  # init looks for ~/.claude and ~/.codex: keep the real ones out
 
     def run(*args, stdin=None, ok=True):
         proc = subprocess.run([str(JEZERO), *args], env=env, input=stdin, capture_output=True, text=True, timeout=60)

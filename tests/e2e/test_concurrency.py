@@ -41,6 +41,7 @@ print("read")
 def test_concurrent_writers_and_a_reader_all_succeed(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("JEZERO_")}
     env["JEZERO_DATA_DIR"] = str(tmp_path / "data")
+    env["HOME"] = str(tmp_path)
     subprocess.run([str(JEZERO), "init"], env=env, check=True, capture_output=True, timeout=60)
     procs = [subprocess.Popen([sys.executable, "-c", WRITER, name], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for name in ("agent-a", "agent-b", "agent-c")]

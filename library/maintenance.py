@@ -1,0 +1,198 @@
+"""Work on stored items without reading the sources again: `retag` (SPEC §6),
+`redact_stored` (SPEC §4) and `resummarize` (SPEC §5). The CLI, the web app's admin tools
+and the Huey tasks all call these functions.
+
+Each returns a small report and writes through the Item model, so the FTS rows follow in
+the same transaction. Each is idempotent: run twice, the second run changes nothing
+(resummarize calls the model again, by request).
+"""
+
+import logging
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from library import projects, redact
+from library.errors import BadInput
+from library.models import Item
+from library.segments import part_hint
+from library.summarize import SummaryError, SummaryRequest
+
+logger = logging.getLogger(__name__)
+_BATCH = 500
+
+
+def _fixed_projects():
+    return {c["name"]: c["project"] for c in settings.JEZERO["connectors"] if c["project"]}
+
+
+def project_for(item_hints, source):
+    conf = settings.JEZERO["projects"]
+    slug, _rule = projects.resolve(item_hints, fixed=_fixed_projects().get(source), paths=conf["paths"],
+                                   roots=conf["roots"])
+    return slug
+
+
+@dataclass
+class ChangeReport:
+    checked: int = 0
+    changed: int = 0
+    ids: list = field(default_factory=list)     # the changed ids (first 1,000)
+
+    def note(self, item_id):
+        self.changed += 1
+        if len(self.ids) < 1_000:
+            self.ids.append(item_id)
+
+    def as_dict(self):
+        return {"checked": self.checked, "changed": self.changed, "ids": self.ids}
+
+
+def _batches(queryset):
+    last = 0
+    while True:
+        batch = list(queryset.filter(pk__gt=last).order_by("pk")[:_BATCH])
+        if not batch:
+            return
+        yield batch
+        last = batch[-1].pk
+
+
+def retag(*, dry_run=False, progress=None):
+    """Apply the project rules again to every item from its stored hints. Returns a ChangeReport."""
+    report = ChangeReport()
+    total = Item.objects.count()
+    for batch in _batches(Item.objects.only("pk", "source", "hints", "project", "title", "summary",
+                                            "questions", "atoms")):
+        changed = []
+        for item in batch:
+            report.checked += 1
+            slug = project_for(item.hints, item.source)
+            if slug != item.project:
+                item.project = slug
+                changed.append(item)
+                report.note(item.pk)
+        if changed and not dry_run:
+            Item.objects.bulk_update(changed, ["project"])
+        if progress:
+            progress(report.checked, total)
+    return report
+
+
+def _redacted(item, redactor):
+    """The fields of an item that the current rules would change, as {field: new value}."""
+    changes = {}
+    for name in ("title", "summary", "original"):
+        value = getattr(item, name)
+        new = redactor.redact(value)
+        if new != value:
+            changes[name] = new
+    for name in ("questions", "atoms", "hints"):
+        value = getattr(item, name)
+        new = redactor.redact_value(value)
+        if new != value:
+            changes[name] = new
+    return changes
+
+
+def redact_stored(*, dry_run=False, progress=None):
+    """Apply the current redaction rules to every stored item (title, summary, questions,
+    atoms, original, hints). With `dry_run`, only count what would change."""
+    redactor = redact.Redactor(settings.JEZERO["redaction"]["extra_patterns"])
+    report = ChangeReport()
+    total = Item.objects.count()
+    for batch in _batches(Item.objects.all()):
+        changed = []
+        for item in batch:
+            report.checked += 1
+            changes = _redacted(item, redactor)
+            if changes:
+                report.note(item.pk)
+                for name, value in changes.items():
+                    setattr(item, name, value)
+                changed.append(item)
+        if changed and not dry_run:
+            Item.objects.bulk_update(changed, ["title", "summary", "original", "questions", "atoms", "hints"])
+        if progress:
+            progress(report.checked, total)
+    logger.info("redact-stored version=%s changed=%d dry_run=%s", redact.VERSION, report.changed, dry_run)
+    return report
+
+
+def select(*, ids=None, where=None, project=None):
+    """The items to re-summarise: by ids, by `field=value` (summarizer, source, project), or project."""
+    queryset = Item.objects.order_by("pk")
+    if ids is not None:
+        return queryset.filter(pk__in=ids)
+    if project is not None:
+        return queryset.filter(project=project)
+    if where is not None:
+        field_name, sep, value = where.partition("=")
+        if not sep or field_name not in ("summarizer", "source", "project", "trust"):
+            raise BadInput(f"--where: {where!r} must be summarizer=…, source=…, project=… or trust=…")
+        return queryset.filter(**{field_name: value})
+    raise BadInput("choose the items: --ids, --ids-file, --where or --project")
+
+
+@dataclass
+class ResummarizeReport:
+    selected: int = 0
+    summarised: int = 0
+    failed: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    errors: list = field(default_factory=list)
+
+    def as_dict(self):
+        return {"selected": self.selected, "summarised": self.summarised, "failed": self.failed,
+                "input_tokens": self.input_tokens, "output_tokens": self.output_tokens, "errors": self.errors}
+
+
+def _request(item):
+    hints = item.hints or {}
+    hint = part_hint(hints.get("title_hint"), hints.get("part", 1), hints.get("parts", 1))
+    context = f"source {item.source}" + "".join(
+        f", {key.replace('_', ' ')} {hints[key]}" for key in ("cwd", "git_remote", "git_branch", "agent") if hints.get(key))
+    blocks = tuple(tuple(part.split(": ", 1)) for part in item.original.split("\n\n") if ": " in part)
+    return SummaryRequest(document=item.original, title_hint=hint, context=context, blocks=blocks)
+
+
+def resummarize(queryset, summarizer, *, progress=None):
+    """Summarise the chosen items again from their stored `original`, keeping id, source,
+    key, date and the project rule inputs. A failed item keeps its old record."""
+    report = ResummarizeReport()
+    items = list(queryset)
+    report.selected = len(items)
+    for n, item in enumerate(items, start=1):
+        if not item.original:
+            report.failed += 1
+            report.errors.append({"id": item.pk, "error": "no original text stored"})
+            continue
+        try:
+            summary = summarizer.summarize(_request(item))
+        except SummaryError as exc:
+            report.failed += 1
+            report.errors.append({"id": item.pk, "error": str(exc)})
+            continue
+        record = summary.record
+        with transaction.atomic():
+            hints = dict(item.hints or {})
+            if record.project:
+                hints["model_project"] = record.project
+            else:
+                hints.pop("model_project", None)
+            item.title, item.summary = record.title, record.summary
+            item.questions, item.atoms, item.hints = list(record.questions), list(record.atoms), hints
+            item.project = project_for(hints, item.source)
+            item.summarizer = summary.summarizer
+            item.input_tokens, item.output_tokens = summary.input_tokens, summary.output_tokens
+            item.updated_at = timezone.now()
+            item.save()
+        report.summarised += 1
+        report.input_tokens += summary.input_tokens
+        report.output_tokens += summary.output_tokens
+        if progress:
+            progress(n, len(items))
+    return report

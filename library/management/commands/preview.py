@@ -1,0 +1,58 @@
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import CommandError
+
+from connectors import registry
+from connectors.base import UnitError
+from library import pipeline, redact
+from library.cli import Verb
+from library.segments import segment
+from library.timeutil import iso
+
+
+class Command(Verb):
+    help = "Show the blocks and segments a file would produce (ids, sizes, hashes). No model; nothing stored."
+
+    def add_arguments(self, parser):
+        parser.add_argument("path", help="a session file")
+        parser.add_argument("--type", required=True, choices=sorted(registry.CONNECTOR_TYPES), help="its format")
+        parser.add_argument("--max-input-chars", type=int, help="segment size (default summarizer.max_input_chars)")
+
+    def handle(self, *args, **opts):
+        path = Path(opts["path"]).expanduser()
+        if not path.is_file():
+            raise CommandError(f"{path}: no such file")
+        limit = opts["max_input_chars"] or settings.JEZERO["summarizer"]["max_input_chars"]
+        if limit < 1000:
+            raise CommandError("--max-input-chars: at least 1000")
+        try:
+            connector, unit = registry.for_file(opts["type"], path)
+            reading = connector.read(unit)
+        except UnitError as exc:
+            raise CommandError(str(exc)) from None
+        redactor = redact.Redactor(settings.JEZERO["redaction"]["extra_patterns"])
+        blocks, hints = pipeline.clean(reading, {}, redactor)
+        segments = segment(unit.id, blocks, limit)
+        data = {
+            "unit": {"id": unit.id, "ref": unit.ref, "hints": hints},
+            "blocks": [{"index": b.index, "role": b.role, "text": b.text, "time": iso(b.time)} for b in blocks],
+            "segments": [{"id": s.id, "first_block": s.first_block, "last_block": s.last_block, "chars": len(s.text),
+                          "hash": s.hash, "occurred_at": iso(s.occurred_at),
+                          "title_hint": s.title_hint(hints.get("title_hint")), "text": s.text} for s in segments],
+            "warnings": dict(reading.warnings),
+        }
+        if opts["json"]:
+            self.emit_json(data)
+            return
+        self.stdout.write(f"unit {unit.id}  ({len(blocks)} blocks, {len(segments)} segment(s))")
+        for key, value in sorted(hints.items()):
+            self.stdout.write(f"  {key}: {value}")
+        for s in data["segments"]:
+            self.stdout.write(f"segment {s['id']}  blocks {s['first_block']}–{s['last_block']}  {s['chars']} chars  "
+                              f"{s['hash'][:16]}  {s['occurred_at']}  {s['title_hint'] or ''}")
+        for b in blocks:
+            first = b.text.splitlines()[0] if b.text else ""
+            self.stdout.write(f"  [{b.index}] {b.role}: {first[:100]}")
+        if reading.warnings:
+            self.stdout.write("warnings: " + ", ".join(f"{k} {v}" for k, v in sorted(reading.warnings.items())))

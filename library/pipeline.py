@@ -1,0 +1,388 @@
+"""One run of one connector (SPEC §2–6): discover → read → redact → segment → hash →
+summarise what changed → store → move the cursor → report.
+
+Guarantees:
+- Redaction runs on every block and on the hints before anything is hashed, stored, logged
+  or sent.
+- A segment whose key already holds the same text hash costs no model call.
+- A unit is stored in one transaction together with its cursor: after a crash or a failed
+  model call each unit is either fully stored (and its cursor moved) or untouched, and the
+  next run picks it up.
+- At most `summarizer.max_concurrency` model calls run at once; `--limit`,
+  `max_calls_per_run` and `daily_token_budget` stop the run from calling the model, leaving
+  the remaining units for later.
+- One run per connector at a time, across processes (a file lock in the data folder).
+"""
+
+import fcntl
+import logging
+from collections import Counter, deque
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from connectors import registry
+from connectors.base import UnitError, finish_blocks
+from library import maintenance, projects, redact
+from library.errors import LibraryError
+from library.models import Item, RunReport, UnitCursor
+from library.segments import segment
+from library.summarize import NotConfigured, SummaryError, SummaryRequest, get_summarizer
+
+logger = logging.getLogger(__name__)
+
+CHARS_PER_TOKEN = 4          # for dry-run estimates only
+_WINDOW = 8                  # units whose model calls may be in flight at once (per worker slot)
+
+
+class RunRefused(LibraryError):
+    """The run cannot start: unknown connector, no model configured, already running."""
+
+
+@dataclass
+class Report:
+    """The counters of one run; `as_dict()` is what the CLI prints and the web app shows."""
+
+    connector: str
+    started_at: datetime
+    dry_run: bool = False
+    sample: int | None = None
+    finished_at: datetime | None = None
+    units_seen: int = 0
+    units_changed: int = 0
+    units_settling: int = 0
+    units_too_small: int = 0
+    units_failed: int = 0
+    units_stored: int = 0
+    units_left: int = 0          # not reached because a budget stopped the run
+    segments_summarised: int = 0
+    segments_unchanged: int = 0
+    segments_failed: int = 0
+    documents: int = 0           # segments that were (or, in a dry run, would be) sent
+    characters: int = 0
+    estimated_tokens: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    model_calls: int = 0
+    retries: int = 0
+    budget_stopped: str = ""
+    errors: list = field(default_factory=list)
+    warnings: Counter = field(default_factory=Counter)
+
+    COUNTERS = ("units_seen", "units_changed", "units_settling", "units_too_small", "units_failed",
+                "units_stored", "units_left", "segments_summarised", "segments_unchanged", "segments_failed",
+                "documents", "characters", "estimated_tokens", "input_tokens", "output_tokens", "model_calls",
+                "retries")
+
+    def stats(self):
+        return {name: getattr(self, name) for name in self.COUNTERS}
+
+    def as_dict(self):
+        return {
+            "connector": self.connector, "started_at": _iso(self.started_at), "finished_at": _iso(self.finished_at),
+            "dry_run": self.dry_run, "sample": self.sample, **self.stats(), "budget_stopped": self.budget_stopped,
+            "errors": self.errors, "warnings": dict(self.warnings),
+        }
+
+
+def _iso(value):
+    from library.timeutil import iso
+
+    return iso(value)
+
+
+# --- configuration and locking ---------------------------------------------------------------
+
+def connector_config(name):
+    for config in settings.JEZERO["connectors"]:
+        if config["name"] == name:
+            return config
+    known = ", ".join(c["name"] for c in settings.JEZERO["connectors"]) or "none configured"
+    raise RunRefused(f"no connector named {name!r} (connectors: {known})")
+
+
+@contextmanager
+def connector_lock(name):
+    """Hold the connector's run lock (non-blocking); RunRefused when another run has it."""
+    folder = settings.DATA_DIR / "locks"
+    folder.mkdir(exist_ok=True)
+    with open(folder / f"connector-{name}.lock", "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RunRefused(f"connector {name!r} is already running") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def tokens_used_today(now):
+    start = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    total = 0
+    for stats in RunReport.objects.filter(started_at__gte=start).values_list("stats", flat=True):
+        total += int(stats.get("input_tokens", 0)) + int(stats.get("output_tokens", 0))
+    return total
+
+
+def clean(reading, config, redactor):
+    """A unit's numbered, redacted blocks and redacted hints (with `git_root` when the
+    working folder is on this machine) — what preview shows and the pipeline segments."""
+    blocks = finish_blocks(reading.entries, user_prompt_markers=config.get("user_prompt_markers", ()),
+                           user_prompt_drop_lines=config.get("user_prompt_drop_lines", ()))
+    blocks = [replace(block, text=redactor.redact(block.text)) for block in blocks]
+    hints = redactor.redact_value(dict(reading.hints))
+    if "git_root" not in hints and hints.get("cwd"):
+        root = projects.find_git_root(hints["cwd"])
+        if root:
+            hints["git_root"] = root
+    return blocks, hints
+
+
+# --- one unit ---------------------------------------------------------------------------------
+
+@dataclass
+class Planned:
+    """A segment of a unit and what it needs."""
+
+    segment: object
+    key: str
+    existing: Item | None
+    needs_call: bool
+
+
+@dataclass
+class PreparedUnit:
+    unit: object
+    hints: dict
+    planned: list
+    futures: list = field(default_factory=list)   # [(Planned, Future)]
+
+
+def _context_line(name, ctype, hints):
+    parts = [f"source {name} ({ctype})"]
+    for key in ("cwd", "git_remote", "git_branch", "agent", "model"):
+        if hints.get(key):
+            parts.append(f"{key.replace('_', ' ')} {hints[key]}")
+    return ", ".join(parts)
+
+
+class Run:
+    """The state of one run; `execute()` does the work. Use `run()` from outside."""
+
+    def __init__(self, config, report, *, summarizer, limit, now, progress):
+        self.config = config
+        self.name = config["name"]
+        self.report = report
+        self.summarizer = summarizer
+        self.now = now
+        self.progress = progress
+        self.redactor = redact.Redactor(settings.JEZERO["redaction"]["extra_patterns"])
+        self.limit_chars = settings.JEZERO["summarizer"]["max_input_chars"]
+        summarizer_config = settings.JEZERO["summarizer"]
+        caps = [c for c in (limit, summarizer_config["max_calls_per_run"]) if c]
+        self.max_calls = min(caps) if caps else None
+        self.token_budget = summarizer_config["daily_token_budget"]
+        self.tokens_before = tokens_used_today(now) if self.token_budget else 0
+        self.calls_submitted = 0
+
+    # -- planning
+
+    def prepare(self, unit, connector):
+        """Read, redact, segment and hash one unit; None when it needs nothing (counted)."""
+        report, config = self.report, self.config
+        settle = timedelta(minutes=config["settle_minutes"])
+        if unit.modified > self.now - settle:
+            report.units_settling += 1
+            return None
+        reading = connector.read(unit)
+        report.warnings.update(reading.warnings)
+        newest = reading.newest_time()
+        if newest is not None and newest > self.now - settle:
+            report.units_settling += 1
+            return None
+        blocks, hints = clean(reading, config, self.redactor)
+        if sum(len(b.text) for b in blocks) < config["min_chars"] or not blocks:
+            report.units_too_small += 1
+            self.move_cursor(unit)
+            return None
+        segments = segment(unit.id, blocks, self.limit_chars)
+        keys = [f"{self.name}:{s.id}" for s in segments]
+        existing = {item.key: item for item in Item.objects.filter(key__in=keys)}
+        planned = []
+        for seg, key in zip(segments, keys):
+            item = existing.get(key)
+            needs_call = item is None or item.text_hash != seg.hash
+            planned.append(Planned(seg, key, item, needs_call))
+            if needs_call:
+                report.documents += 1
+                report.characters += len(seg.text)
+                report.estimated_tokens += len(seg.text) // CHARS_PER_TOKEN
+            else:
+                report.segments_unchanged += 1
+        return PreparedUnit(unit=unit, hints=hints, planned=planned)
+
+    def budget_left(self):
+        if self.max_calls is not None and self.calls_submitted >= self.max_calls:
+            return f"the run reached its limit of {self.max_calls} model call(s)"
+        if self.token_budget is not None:
+            used = self.tokens_before + self.report.input_tokens + self.report.output_tokens
+            if used >= self.token_budget:
+                return f"the daily token budget ({self.token_budget}) is used up"
+        return ""
+
+    # -- summarising and storing
+
+    def request(self, prepared, plan):
+        seg = plan.segment
+        return SummaryRequest(
+            document=seg.text,
+            title_hint=seg.title_hint(prepared.hints.get("title_hint")),
+            context=_context_line(self.name, self.config["type"], prepared.hints),
+            blocks=tuple((b.role, b.text) for b in seg.blocks),
+        )
+
+    def submit(self, pool, prepared):
+        for plan in prepared.planned:
+            if plan.needs_call:
+                self.calls_submitted += 1
+                prepared.futures.append((plan, pool.submit(self.summarizer.summarize, self.request(prepared, plan))))
+
+    def finish(self, prepared):
+        """Wait for a unit's calls; store it whole, or nothing when any call failed."""
+        report = self.report
+        results, failure = {}, None
+        for plan, future in prepared.futures:
+            try:
+                summary = future.result()
+            except SummaryError as exc:
+                report.segments_failed += 1
+                failure = failure or f"{plan.segment.id}: {exc}"
+                continue
+            report.model_calls += summary.attempts
+            report.retries += summary.attempts - 1
+            report.input_tokens += summary.input_tokens
+            report.output_tokens += summary.output_tokens
+            results[plan.key] = summary
+        if failure:
+            report.units_failed += 1
+            report.errors.append({"unit": prepared.unit.id, "error": failure})
+            logger.warning("unit failed connector=%s unit=%s", self.name, prepared.unit.id)
+            return
+        self.store(prepared, results)
+        report.segments_summarised += len(results)
+        report.units_stored += 1
+
+    def store(self, prepared, results):
+        unit, config = prepared.unit, self.config
+        keys = [plan.key for plan in prepared.planned]
+        with transaction.atomic():
+            for plan in prepared.planned:
+                summary = results.get(plan.key)
+                if summary is None:
+                    continue
+                seg, record = plan.segment, summary.record
+                hints = dict(prepared.hints)
+                if seg.parts > 1:
+                    hints.update(part=seg.part, parts=seg.parts)
+                if record.project:
+                    hints["model_project"] = record.project
+                project = maintenance.project_for(hints, self.name)
+                item = plan.existing or Item(key=plan.key, ingested_at=self.now)
+                item.source = self.name
+                item.original_ref = unit.ref
+                item.title, item.summary = record.title, record.summary
+                item.questions, item.atoms = list(record.questions), list(record.atoms)
+                item.project, item.trust = project, config["trust"]
+                item.occurred_at = seg.occurred_at or unit.modified
+                item.updated_at = self.now
+                item.text_hash, item.original, item.hints = seg.hash, seg.text, hints
+                item.summarizer = summary.summarizer
+                item.input_tokens, item.output_tokens = summary.input_tokens, summary.output_tokens
+                item.save()
+            Item.objects.filter(key__startswith=f"{self.name}:{unit.id}#").exclude(key__in=keys).delete()
+            self.move_cursor(unit)
+
+    def move_cursor(self, unit):
+        if self.report.dry_run or self.report.sample:
+            return
+        UnitCursor.objects.update_or_create(connector=self.name, unit_id=unit.id,
+                                            defaults={"fingerprint": unit.fingerprint, "updated_at": self.now})
+
+    # -- the run
+
+    def execute(self):
+        report, config = self.report, self.config
+        connector = registry.make(config["type"], config)
+        cursors = dict(UnitCursor.objects.filter(connector=self.name).values_list("unit_id", "fingerprint"))
+        units = sorted(connector.discover(), key=lambda u: u.modified, reverse=True)
+        report.units_seen = len(units)
+        changed = [u for u in units if cursors.get(u.id) != u.fingerprint]
+        report.units_changed = len(changed)
+        if report.sample:
+            changed = changed[: report.sample]
+        workers = settings.JEZERO["summarizer"]["max_concurrency"]
+        in_flight = deque()
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="summarize") as pool:
+            for done, unit in enumerate(changed, start=1):
+                stop = "" if report.dry_run else self.budget_left()
+                if stop:
+                    report.budget_stopped = stop
+                    report.units_left = len(changed) - done + 1
+                    break
+                try:
+                    prepared = self.prepare(unit, connector)
+                except UnitError as exc:
+                    report.units_failed += 1
+                    report.errors.append({"unit": unit.id, "error": str(exc)})
+                    continue
+                if prepared is not None and not report.dry_run:
+                    self.submit(pool, prepared)
+                    in_flight.append(prepared)
+                while in_flight and (len(in_flight) > workers * _WINDOW or _all_done(in_flight[0])):
+                    self.finish(in_flight.popleft())
+                if self.progress:
+                    self.progress(done, len(changed))
+            while in_flight:
+                self.finish(in_flight.popleft())
+
+
+def _all_done(prepared):
+    return all(future.done() for _plan, future in prepared.futures)
+
+
+def run(name, *, dry_run=False, sample=None, limit=None, now=None, summarizer=None, progress=None):
+    """Run connector `name` once and return its Report (also stored as a RunReport).
+
+    Raises RunRefused before doing anything when the connector is unknown, the summariser
+    lacks its model or key (unless `dry_run`), or another run of it holds the lock.
+    """
+    config = connector_config(name)
+    if not config["enabled"]:
+        raise RunRefused(f"connector {name!r} is disabled (enabled = false)")
+    if summarizer is None and not dry_run:
+        try:
+            summarizer = get_summarizer(settings.JEZERO["summarizer"])
+        except NotConfigured as exc:
+            raise RunRefused(str(exc)) from None
+    now = now or timezone.now()
+    report = Report(connector=name, started_at=now, dry_run=dry_run, sample=sample)
+    with connector_lock(name):
+        row = RunReport.objects.create(connector=name, started_at=now, dry_run=dry_run, sample=sample)
+        outcome = "failed"
+        try:
+            Run(config, report, summarizer=summarizer, limit=limit, now=now, progress=progress).execute()
+            outcome = "ok"
+        finally:
+            report.finished_at = timezone.now()
+            row.finished_at, row.stats, row.errors = report.finished_at, report.stats(), report.errors
+            row.warnings, row.budget_stopped, row.outcome = dict(report.warnings), report.budget_stopped, outcome
+            row.save()
+            logger.info("run connector=%s outcome=%s stored=%d failed=%d calls=%d", name, outcome,
+                        report.units_stored, report.units_failed, report.model_calls)
+    return report

@@ -38,20 +38,25 @@ RECORD_SCHEMA = {
                 "type": "object",
                 "properties": {
                     "kind": {"type": "string", "enum": list(ATOM_KINDS)},
-                    "text": {"type": "string", "description": "One short sentence or snippet; errors and commands verbatim."},
+                    "text": {"type": "string",
+                             "description": "One short sentence or snippet; errors and commands verbatim."},
                 },
                 "required": ["kind", "text"],
                 "additionalProperties": False,
             },
         },
-        "project": {"type": ["string", "null"], "description": "A project slug, preferably a known project; null if unclear."},
+        "project": {"type": ["string", "null"],
+                    "description": "A project slug, preferably a known project; null if unclear."},
     },
     "required": ["title", "summary", "questions", "atoms", "project"],
     "additionalProperties": False,
 }
 
-# "kind: text" where kind is a single word, possibly bulleted or bracketed ("- [error] …").
-_FLAT_ATOM_RE = re.compile(r"^\s*(?:[-*•]\s*)?[\[(]?([A-Za-z]+)[\])]?\s*[:\-–]\s+(.+)$", re.DOTALL)
+# "kind: text" where kind is a single word, possibly bulleted or bracketed ("- [error] …"),
+# followed by a colon or a dash (hyphen, en dash, em dash).
+_FLAT_ATOM_RE = re.compile(
+    r"^\s*(?:[-*\u2022]\s+)?(?:\[(?P<bracketed>[A-Za-z]+)\]\s*:?|(?P<plain>[A-Za-z]+)\s*[:\u2013\u2014-])"
+    r"\s+(?P<text>.+)$", re.DOTALL)
 _LIST_MARKER_RE = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 _FENCE_RE = re.compile(r"```(?:json|JSON)?\s*\n(.*?)\n\s*```", re.DOTALL)
 
@@ -183,8 +188,9 @@ def _atoms(value):
         elif isinstance(item, str):
             kind, text = "fact", _atom_text(item)
             match = _FLAT_ATOM_RE.match(text)
-            if match and _known_kind(match.group(1)):
-                kind, text = _known_kind(match.group(1)), _atom_text(match.group(2))
+            named = match and _known_kind(match["bracketed"] or match["plain"])
+            if named:
+                kind, text = named, _atom_text(match["text"])
         else:
             continue
         if text:

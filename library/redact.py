@@ -1,0 +1,455 @@
+"""Secret redaction (SPEC §4): the versioned rule set and the `Redactor` that applies it.
+
+Every text that Jezero hashes, stores, logs or sends to a model passes through here first;
+a secret becomes `[REDACTED:<kind>]`. The module owns the rules, their kinds and `VERSION`
+(bump it whenever a rule changes, so `jezero redact-stored` knows stored items are stale).
+It has no Django imports and no dependencies beyond the standard library.
+
+Why hand-written rules rather than a scanner library (measured on this machine, 2 cores,
+on the transcripts in shared/fixtures and on planted secrets of every kind below):
+
+* detect-secrets 1.5 (Yelp) flags lines, not spans: it reports a value string, sometimes
+  the wrong one (`ghp` for a whole GitHub token, only the `BEGIN … PRIVATE KEY` header
+  line of a PEM block); it scans at 0.2 MB/s with its entropy plugins and 0.6 MB/s
+  without; it has no Anthropic, OpenAI or Google API key rule; it pulls in PyYAML and
+  requests.
+* kingfisher-secret-scanner 1.5 (MongoDB, Rust) is fast (~150 MB/s) and gives byte
+  offsets, but its rules are tuned for precision on real, checksummed keys. It missed
+  keys with slightly unusual bodies and `DB_PASSWORD=…` at its default confidence, and its
+  low-confidence rules are noisy. It is a 16 MB native wheel per platform, ships
+  credential validation and revocation (code whose purpose is to send secrets to
+  providers), and uses several hundred rule ids that would need mapping to our kinds. An
+  upgrade could also change what gets redacted without `VERSION` changing.
+* scrubbers 0.1 (Rust, one author) masks with `*` and does not report a kind; it missed URL
+  passwords, Anthropic and OpenAI keys and all generic assignments.
+
+Redaction favours recall (a missed secret is permanent; an extra marker costs a few
+words), so the rules here are deliberately broad for known token shapes and careful only
+where ordinary code and prose look alike: generic `password/secret/token/api_key = value`
+assignments. How fast it is: each rule declares cheap lowercase trigger substrings; one
+`text.lower()` and a few `in` tests decide which compiled regexes run at all, and every
+regex starts with a literal or a narrow alternation. bench/redact.py measures the result.
+
+Generic assignments (kinds `password-assignment` and `secret-assignment`) redact the value
+only when the name *ends* with a keyword (`DB_PASSWORD`, `clientSecret`, `api_key`,
+`--token`, not `max_tokens`, `token_count`, `password_reset_url`) and the value passes a test
+that depends on where it stands:
+
+* literal context (an `UPPER_CASE=` env/shell assignment, `?token=` / `&key=` in a URL,
+  `--password=x` / `--password x` on a command line) and quoted literals: the value is
+  taken as written; a password needs ≥ 4 characters, other secrets ≥ 8;
+* a bare value in code or YAML (`token = something`): it must look random: ≥ 8
+  characters with both letters and digits, and it must not be an identifier reference
+  (`settings.SECRET_KEY`), a call (`get_token()`) or a subscript (`os.environ[...]`).
+  So YAML `password: hunter2hunter` (letters only) is kept: a deliberate miss.
+
+Values that never count: None/null/true/false and other literals, placeholders (`<your-token>`,
+`xxx`, `****`, `changeme`, `your_api_key_here`, a value of one or two distinct characters),
+references (`$TOKEN`, `${TOKEN}`, `%(token)s`, `{{ token }}`, `process.env.X`), and
+CONSTANT_CASE names (`"OPENAI_API_KEY"` names a variable, it is not a key). Stripe
+publishable keys (`pk_live_…`) are public by design and kept.
+
+Markers: an existing `[REDACTED:<kind>]` is never touched, a match that would overlap one
+is dropped, and overlapping matches are merged into one marker (the more specific kind
+wins), so `redact(redact(x)) == redact(x)`.
+"""
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Callable
+
+VERSION = 1
+
+MARKER_RE = re.compile(r"\[REDACTED:[a-z0-9][a-z0-9._-]*\]")
+_MARKER_TRIGGER = "[redacted:"
+_SLUG_RE = re.compile(r"[a-z0-9][a-z0-9._-]*")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One detector.
+
+    The span replaced is the `secret` group when the pattern has one, else the whole
+    match. `lower` rules are written for lowercased text and run on `text.lower()` (same
+    offsets), which lets `re` skip ahead on a literal prefix much faster than IGNORECASE.
+    `check(match, text)` sees the original text; it vetoes a match by returning a false
+    value or names another kind by returning a str. Lower `priority` wins where matches
+    overlap. A rule runs only if one of its lowercase `triggers` occurs in the text.
+    """
+
+    kind: str
+    pattern: re.Pattern
+    gate: str = ""  # single characters, one of which must occur (a memchr: ten times cheaper than a trigger)
+    triggers: tuple[str, ...] = ()
+    priority: int = 50
+    lower: bool = False
+    check: Callable | None = None
+
+
+def _value(match: re.Match, text: str, group: str = "secret") -> str:
+    """A group's text in the original (not lowercased) string."""
+    return text[match.start(group):match.end(group)]
+
+
+# --- value tests --------------------------------------------------------------------
+
+_LITERALS = frozenset(
+    "none null nil true false undefined empty n/a na required optional string str int bytes any "
+    "secret secrets password passwd pass token key apikey api_key api-key value values "
+    "changeme change-me change_me changeit example sample placeholder redacted hidden masked "
+    "todo tbd fixme dummy test testing foo bar baz ... … ***".split()
+)
+_PLACEHOLDER_PARTS = ("your", "example", "placeholder", "changeme", "replace", "insert", "dummy", "xxxx", "<", ">")
+_REFERENCE_START = ("$", "%(", "%{", "{{", "{%", "#{", "os.", "env.", "process.env", "import.meta", "settings.",
+                    "config.", "self.", "this.", "args.", "options.", "opts.", "request.", "params.")
+_CONSTANT_CASE = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+_DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_HEX = re.compile(r"[0-9a-fA-F]+")
+
+
+def _is_placeholder(value: str) -> bool:
+    """A value that says it is not a real secret: a literal, a placeholder or a reference."""
+    v = value.strip()
+    low = v.lower()
+    if not v or low in _LITERALS or len(set(low)) <= 2:
+        return True
+    if low.startswith(_REFERENCE_START) or "[redacted:" in low:
+        return True
+    if any(part in low for part in _PLACEHOLDER_PARTS):
+        return True
+    return bool(_CONSTANT_CASE.fullmatch(v))
+
+
+def _looks_random(value: str) -> bool:
+    """A bare value in code: ≥ 8 characters, letters and digits, not a name or an expression."""
+    if len(value) < 8 or _is_placeholder(value):
+        return False
+    if any(c in value for c in "()[]{}") or _DOTTED_NAME.fullmatch(value):
+        return False
+    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
+def _token_like(value: str) -> bool:
+    """A machine-made key: ≥ 16 characters without spaces, and mixed case with digits or hex."""
+    if len(value) < 16 or _is_placeholder(value) or any(c.isspace() for c in value):
+        return False
+    has_digit = any(c.isdigit() for c in value)
+    if _HEX.fullmatch(value):
+        return has_digit and any(c.isalpha() for c in value)
+    return has_digit and any(c.isupper() for c in value) and any(c.islower() for c in value)
+
+
+def _has_letters_and_digits(match: re.Match, text: str):
+    value = match.group()
+    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
+def _mixed_case(match: re.Match, text: str):
+    value = match.group("secret") if "secret" in match.re.groupindex else match.group()
+    return any(c.isupper() for c in value) and any(c.islower() for c in value)
+
+
+def _not_placeholder(match: re.Match, text: str):
+    return not _is_placeholder(_value(match, text))
+
+
+def _random_value(match: re.Match, text: str):
+    return _looks_random(_value(match, text))
+
+
+def _check_authorization(match: re.Match, text: str):
+    value = _value(match, text)
+    if _is_placeholder(value) or value.lower() in ("bearer", "basic", "token"):
+        return False
+    return "basic-auth" if (match.group("scheme") or "").startswith("basic") else "bearer-token"
+
+
+# --- generic assignments: `name = value`, `"name": "value"`, `--name value` ---------
+
+_VALUE = r"""(?:
+        "(?P<dq>(?:[^"\\\n]|\\.){1,1000})"
+      | '(?P<sq>(?:[^'\\\n]|\\.){1,1000})'
+      | (?P<bare>[^\s"'`,;&)\]}]{1,1000})
+    )"""
+# Matched on lowercased text. The keyword must end the name; which names count is decided
+# in _check_assignment (`pass`, `pwd` and `key` need a prefix such as `db_` or `api`).
+_ASSIGNMENT_RE = re.compile(
+    r"""
+    (?P<kw>password|passwd|passphrase|pass|pwd|secret|token|key)
+    (?![a-z0-9])
+    (?P<close>["'`]?\]?)                            # a JSON/YAML key's quote, a subscript's ]
+    (?P<annotation>[ \t]*:[ \t]*[a-z_][\w.]*(?:\[[^\]\n]{0,40}\])?(?:[ \t]*\|[ \t]*none)?(?=[ \t]*=))?
+    (?P<op>[ \t]*(?:=>|:=|==|=|:)[ \t]*)
+    """ + _VALUE,
+    re.VERBOSE,
+)
+# `--password value`, `-token value`: a flag and its argument. A separate pattern because
+# "token expired" in prose must not cost a Python-level check per keyword.
+_FLAG_RE = re.compile(r"-(?P<kw>password|passwd|passphrase|pass|pwd|secret|token|key)(?![a-z0-9])(?P<close>)(?P<op>[ \t]+)"
+                      + _VALUE, re.VERBOSE)
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_PASSWORD_KEYWORDS = frozenset(("password", "passwd", "passphrase", "pass", "pwd"))
+_STRONG_KEY_NAMES = ("api", "secret", "access", "private", "client", "auth", "signing", "encryption", "master")
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+
+
+def _check_assignment(match: re.Match, text: str):
+    """Whether a `name = value` match is a secret, and its kind; see the module docstring."""
+    op = match.group("op")
+    kw_start = match.start("kw")
+    if not op.strip() and text[kw_start - 1:kw_start] != "-":
+        return False  # `name value` is an assignment only as a command-line flag (the common case: prose)
+    kw = match.group("kw")
+    start = kw_start
+    while start > 0 and text[start - 1] in _NAME_CHARS:
+        start -= 1
+    name = text[start:match.end("kw")]
+    bare_name = name.lstrip("-.")
+    stem = bare_name[: len(bare_name) - len(kw)]  # what stands before the keyword: `db_`, `api`, `client`
+    if kw in ("pass", "pwd", "key") and not stem:
+        return False  # `pass`, `PWD=/home/ana`, a dict's `key`
+    if kw in ("pass", "pwd") and not stem.endswith(("_", "-", ".")):
+        return False  # `bypass`, `os.getcwd`
+    weak_key = kw == "key" and not stem.rstrip("_.-").lower().endswith(_STRONG_KEY_NAMES)
+    if kw == "key" and weak_key and not (stem.endswith(("_", "-", ".")) or text[kw_start].isupper()):
+        return False  # `monkey`, `hotkey`; camelCase `sortKey` passes on to the value test
+
+    flag = name.startswith("-")
+    if not op.strip() and not flag:
+        return False
+    quoted = match.group("bare") is None
+    value = _value(match, text, "bare" if not quoted else ("dq" if match.group("dq") is not None else "sq"))
+    if value.startswith("-") and not quoted:
+        return False  # `--password --verbose`: the next flag, not a value
+    literal = (
+        flag
+        or text[start - 1:start] in ("?", "&")  # a URL query parameter
+        or (op == "=" and not match.group("close") and _ENV_NAME.fullmatch(bare_name) is not None)  # FOO_TOKEN=…
+    )
+    password_like = kw in _PASSWORD_KEYWORDS
+    if weak_key:
+        ok = _token_like(value)
+    elif literal or quoted:
+        ok = not _is_placeholder(value) and len(value) >= (4 if password_like else 8)
+    else:
+        ok = _looks_random(value)
+    if not ok:
+        return False
+    return "password-assignment" if password_like else "secret-assignment"
+
+
+# --- the built-in rules -------------------------------------------------------------
+
+def _token(prefix: str, rest: str) -> str:
+    """A token that starts with the literal `prefix` and not inside a longer word: the literal
+    comes first so that `re` can search for it quickly, the boundary check right after it."""
+    lit = re.escape(prefix)
+    return rf"{lit}(?<![A-Za-z0-9_]{lit}){rest}"
+
+
+_E = r"(?![A-Za-z0-9_])"
+_GITLAB_PREFIXES = ("pat", "dt", "rt", "rtr", "ptt", "ft", "cbt", "imt", "agent", "oas", "soat", "ffct", "cf", "wt", "nf")
+_PEM_END = r"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+
+RULES: tuple[Rule, ...] = (
+    Rule("private-key", re.compile(
+        r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+        rf"(?:[\s\S]{{0,40000}}?{_PEM_END}"
+        r"|(?:[A-Za-z0-9+/=\s:,.-]|\\[nr])*)"),  # no END line (a cut-off paste): up to where base64 stops
+        gate="-", triggers=("private key",), priority=0),
+    Rule("aws-access-key-id", re.compile(_token("A", r"(?:KIA|SIA|BIA|CCA|3T[A-Z0-9])[A-Z0-9]{16}" + _E)),
+         triggers=("akia", "asia", "abia", "acca", "a3t"), priority=10),
+    Rule("aws-secret-key", re.compile(
+        r"(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)[\"'`]?[ \t]*(?:=>|:=|=|:)[ \t]*[\"']?"
+        r"(?P<secret>[a-z0-9/+]{40})(?![a-z0-9/+])"),
+        gate="=:", triggers=("aws_secret", "secret_access", "secretaccess"), priority=10, lower=True),
+    Rule("aws-secret-key", re.compile(  # a key pair pasted together: the id, then the secret close by
+        r"A(?:KIA|SIA)[A-Z0-9]{16}[^\n]{0,80}?(?<![A-Za-z0-9/+])(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
+        triggers=("akia", "asia"), priority=10, check=_mixed_case),
+    Rule("github-token", re.compile(
+        _token("gh", r"(?:[pousr]_[A-Za-z0-9]{30,255}" + _E + r"|ithub_pat_[A-Za-z0-9_]{22,255})")),
+        gate="_", triggers=("gh",), priority=10),
+    Rule("gitlab-token", re.compile(
+        _token("gl", "(?:" + "|".join(_GITLAB_PREFIXES) + r")-[A-Za-z0-9_-]{20,}(?:\.[A-Za-z0-9_-]+)*")),
+        gate="-", triggers=("gl",), priority=10),
+    Rule("gitlab-token", re.compile(_token("GR1348941", r"[A-Za-z0-9_-]{20,}")),  # runner registration
+         triggers=("gr1348941",), priority=10),
+    Rule("slack-token", re.compile(_token("x", r"(?:ox(?:e\.xox[bp]|[abposre])-[A-Za-z0-9-]{10,}|app-\d-[A-Za-z0-9-]{10,})")),
+         gate="-", triggers=("xox", "xapp-"), priority=10),
+    Rule("slack-webhook", re.compile(
+        r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>T[A-Za-z0-9_]+/[A-Za-z0-9_/]+)"),
+        gate=".", triggers=("hooks.slack.com",), priority=10),
+    Rule("anthropic-key", re.compile(_token("sk-ant-", r"[A-Za-z0-9_-]{20,}")),
+         gate="-", triggers=("sk-ant-",), priority=5),
+    Rule("openai-key", re.compile(_token("sk-", r"(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,}")),
+         gate="-", triggers=("sk-",), priority=10, check=_has_letters_and_digits),
+    Rule("google-api-key", re.compile(_token("AIza", r"[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])")),
+         triggers=("aiza",), priority=10),
+    Rule("google-oauth-secret", re.compile(_token("GOCSPX-", r"[0-9A-Za-z_-]{20,}")),
+         gate="-", triggers=("gocspx-",), priority=10),
+    Rule("google-oauth-token", re.compile(_token("ya29.", r"[0-9A-Za-z_-]{20,}")),
+         gate=".", triggers=("ya29.",), priority=10),
+    Rule("stripe-key", re.compile(
+        r"(?<![A-Za-z0-9_])(?:(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{10,}|whsec_[0-9A-Za-z+/=]{24,})"),
+        gate="_", triggers=("k_live_", "k_test_", "whsec_"), priority=10),
+    Rule("jwt", re.compile(_token("eyJ", r"[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*")),
+         gate=".", triggers=("eyj",), priority=20),
+    Rule("npm-token", re.compile(_token("npm_", r"[A-Za-z0-9]{36}" + _E)), gate="_", triggers=("npm_",), priority=10),
+    Rule("pypi-token", re.compile(_token("pypi-AgE", r"[A-Za-z0-9_-]{50,}")),
+         gate="-", triggers=("pypi-age",), priority=10),
+    Rule("huggingface-token", re.compile(_token("hf_", r"[A-Za-z0-9]{30,}" + _E)),
+         gate="_", triggers=("hf_",), priority=10, check=_mixed_case),
+    Rule("url-password", re.compile(
+        r"://(?<=[A-Za-z0-9]://)[^\s:/?#@'\"<>\[\]]*:"
+        r"(?P<secret>[^\s/?#'\"<>\[\]]+)@"),  # up to the last @: passwords may hold a raw @
+        gate="@", triggers=("://",), priority=30, check=_not_placeholder),
+    Rule("bearer-token", re.compile(  # Authorization: Bearer|Token|Basic|<nothing> value; the check names basic-auth
+        r"authorization[\"'`]?[ \t]*[:=][ \t]*[\"'`]?(?P<scheme>(?:bearer|token|bot|basic)[ \t]+)?"
+        r"(?P<secret>[a-z0-9._~+/:-]{8,}=*)"),
+        gate=":=", triggers=("authorization",), priority=30, lower=True, check=_check_authorization),
+    Rule("bearer-token", re.compile(r"bearer[ \t]+(?P<secret>[a-z0-9._~+/-]{16,}=*)"),
+         triggers=("bearer",), priority=40, lower=True, check=_random_value),
+    Rule("password-assignment", re.compile(  # mysql -pSECRET: the password attached to -p
+        r"(?:mysql|mariadb)\w*\b[^\n;|&]{0,200}?[ \t]-p(?P<secret>[^\s'\"-][^\s'\"]*|'[^'\n]+'|\"[^\"\n]+\")"),
+        gate="-", triggers=("mysql", "mariadb"), priority=40, check=_not_placeholder),
+    Rule("password-assignment", re.compile(  # docker login -p SECRET, sshpass -p SECRET
+        r"(?:(?:docker|podman|helm|oras|skopeo|buildah)[ \t]+(?:registry[ \t]+)?login|sshpass)\b"
+        r"[^\n;|&]{0,200}?[ \t](?:-p|--password)[ \t]+(?P<secret>[^\s-]\S*)"),
+        gate="-", triggers=("login", "sshpass"), priority=40, check=_not_placeholder),
+    Rule("password-assignment", re.compile(  # curl -u user:password
+        r"curl\b[^\n;|&]{0,200}?[ \t](?:-u|--user)[ \t]*['\"]?[^\s:'\"]+:(?P<secret>[^\s'\"]+)"),
+        gate=":", triggers=("curl",), priority=40, check=_not_placeholder),
+    Rule("secret-assignment", _ASSIGNMENT_RE,
+         gate="=:", triggers=("pass", "pwd", "secret", "token", "key"), priority=60, lower=True,
+         check=_check_assignment),
+    Rule("secret-assignment", _FLAG_RE,
+         gate="-", triggers=("pass", "pwd", "secret", "token", "key"), priority=60, lower=True,
+         check=_check_assignment),
+)
+
+
+def _secret_span(match: re.Match) -> tuple[int, int]:
+    groups = match.re.groupindex
+    if "secret" in groups:
+        return match.span("secret")
+    if "bare" in groups:  # an assignment: the value, without its quotes
+        for group in ("dq", "sq", "bare"):
+            if match.group(group) is not None:
+                return match.span(group)
+    return match.span()
+
+
+def _overlaps(spans: list[tuple[int, int]], start: int, end: int) -> bool:
+    return any(s < end and start < e for s, e in spans)
+
+
+class Redactor:
+    """Replaces secrets in text with `[REDACTED:<kind>]`.
+
+    `extra_patterns` is an iterable of {"kind": slug, "pattern": regex} (the config's
+    `[redaction] extra_patterns`); a pattern with a group named `secret` redacts only that
+    group. Extra patterns always run and win over built-in rules where they overlap.
+    Raises ValueError for an entry without a slug kind or with an invalid pattern.
+    """
+
+    def __init__(self, extra_patterns=()):
+        extra = []
+        for i, entry in enumerate(extra_patterns):
+            kind, pattern = entry.get("kind"), entry.get("pattern")
+            if not isinstance(kind, str) or not _SLUG_RE.fullmatch(kind):
+                raise ValueError(f'extra_patterns[{i}].kind: must be a slug such as "internal-token"')
+            try:
+                compiled = re.compile(pattern)
+            except (re.error, TypeError) as exc:
+                raise ValueError(f"extra_patterns[{i}].pattern: not a valid regular expression ({exc})") from exc
+            extra.append(Rule(kind, compiled, priority=-1))
+        self.rules: tuple[Rule, ...] = (*extra, *RULES)
+
+    def _spans(self, text: str) -> list[tuple[int, int, str]]:
+        """The merged, non-overlapping spans to replace, in order, each with its kind."""
+        # U+0130 is the one character whose lowercase is two characters long; lower rules
+        # need the offsets of `low` to be those of `text`.
+        low = (text.replace("\u0130", "I") if "\u0130" in text else text).lower()
+        markers = [m.span() for m in MARKER_RE.finditer(text)] if _MARKER_TRIGGER in low else []
+        found = []
+        for rule in self.rules:
+            if rule.gate:  # plain loops: this runs for every rule of every block
+                for char in rule.gate:
+                    if char in low:
+                        break
+                else:
+                    continue
+            if rule.triggers:
+                for trigger in rule.triggers:
+                    if trigger in low:
+                        break
+                else:
+                    continue
+            for match in rule.pattern.finditer(low if rule.lower else text):
+                kind = rule.kind
+                if rule.check is not None:
+                    verdict = rule.check(match, text)
+                    if not verdict:
+                        continue
+                    if isinstance(verdict, str):
+                        kind = verdict
+                start, end = _secret_span(match)
+                if start == end:
+                    continue
+                # Never touch a marker, nor count a keyword that sits inside one (`…-token]: x`).
+                if markers and (_overlaps(markers, start, end) or _overlaps(markers, match.start(), match.start() + 1)):
+                    continue
+                found.append((start, end, rule.priority, kind))
+        if not found:
+            return []
+        found.sort()
+        merged = [list(found[0])]
+        for start, end, priority, kind in found[1:]:
+            last = merged[-1]
+            if start < last[1]:  # overlapping: one marker, the more specific kind
+                last[1] = max(last[1], end)
+                if priority < last[2]:
+                    last[2], last[3] = priority, kind
+            else:
+                merged.append([start, end, priority, kind])
+        return [(start, end, kind) for start, end, _, kind in merged]
+
+    def redact(self, text: str) -> str:
+        """`text` with every secret replaced by `[REDACTED:<kind>]`. Idempotent; existing
+        markers are left as they are. Returns `text` itself when nothing matched."""
+        spans = self._spans(text)
+        if not spans:
+            return text
+        parts, pos = [], 0
+        for start, end, kind in spans:
+            parts.append(text[pos:start])
+            parts.append(f"[REDACTED:{kind}]")
+            pos = end
+        parts.append(text[pos:])
+        return "".join(parts)
+
+    def redact_value(self, value):
+        """A copy of `value` with every string inside it redacted: dict values (not keys),
+        list and tuple items, recursively. Other types are returned unchanged."""
+        if isinstance(value, str):
+            return self.redact(value)
+        if isinstance(value, dict):
+            return {key: self.redact_value(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [self.redact_value(item) for item in value]
+        if isinstance(value, tuple):
+            return tuple(self.redact_value(item) for item in value)
+        return value
+
+    def count(self, text: str) -> Counter:
+        """How many markers `redact(text)` would add, by kind."""
+        return Counter(kind for _, _, kind in self._spans(text))
+
+
+default = Redactor()
+
+
+def redact(text: str) -> str:
+    """`default.redact(text)`: the built-in rules only."""
+    return default.redact(text)

@@ -1,0 +1,93 @@
+"""Summarising one segment into one structured record (SPEC §5).
+
+The public API is `get_summarizer(config)` → a `Summarizer` whose `summarize(request)`
+returns a `Summary` or raises `SummaryError`, plus the data classes in `base`. The
+provider modules import their SDKs only when chosen, so the extractive default needs
+neither `anthropic` nor `openai` at import time.
+"""
+
+import os
+import random
+import shutil
+import time
+from pathlib import Path
+
+from library.summarize.base import NotConfigured, Record, Summarizer, Summary, SummaryError, SummaryRequest
+
+__all__ = [
+    "NotConfigured", "Record", "Summarizer", "Summary", "SummaryError", "SummaryRequest", "get_summarizer",
+]
+
+DEFAULT_KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+# Local OpenAI-compatible servers (Ollama, llama.cpp) ignore the key, but the SDK wants one.
+LOCAL_SERVER_KEY = "not-needed"
+
+
+def get_summarizer(config, *, sleep=time.sleep, uniform=random.uniform, env=os.environ):
+    """The summariser that `config` (the `[summarizer]` table, defaults filled) describes.
+
+    `sleep` and `uniform` drive the retry waits (tests record them); `env` is where API keys
+    are read: `api_key_env` (default ANTHROPIC_API_KEY / OPENAI_API_KEY), or the file named
+    by `<NAME>_FILE`. Raises `NotConfigured`, naming the key or variable to set, when the
+    provider needs a model, key or command it does not have. Builds a client but makes no
+    call.
+    """
+    provider = config.get("provider") or "extractive"
+    if provider == "extractive":
+        from library.summarize.extractive import ExtractiveSummarizer
+
+        return ExtractiveSummarizer()
+    if provider not in ("anthropic", "openai", "command"):
+        raise NotConfigured(f"summarizer.provider: unknown provider {provider!r}")
+    model = (config.get("model") or "").strip()
+    if not model:
+        raise NotConfigured(f"summarizer.model must be set for provider {provider}")
+    common = {
+        "model": model,
+        "timeout_seconds": config.get("timeout_seconds", 120),
+        "output_language": config.get("output_language"),
+        "known_projects": config.get("known_projects") or (),
+    }
+    if provider == "command":
+        return _command(config, common, env)
+    api = {**common, "base_url": config.get("base_url"), "sleep": sleep, "uniform": uniform}
+    api_key = _api_key(provider, config, env)
+    if provider == "anthropic":
+        from library.summarize.anthropic_provider import AnthropicSummarizer
+
+        return AnthropicSummarizer(api_key=api_key, **api)
+    from library.summarize.openai_provider import OpenAISummarizer
+
+    return OpenAISummarizer(api_key=api_key, response_format=config.get("response_format", "json_schema"), **api)
+
+
+def _command(config, common, env):
+    from library.summarize.command_provider import CommandSummarizer
+
+    command = list(config.get("command") or [])
+    if not command:
+        raise NotConfigured('summarizer.command must be set for provider command, e.g. ["claude", "-p"]')
+    if shutil.which(command[0], path=env.get("PATH")) is None:
+        raise NotConfigured(f"summarizer.command: {command[0]!r} is not an executable on PATH")
+    return CommandSummarizer(command=command, env=env, **common)
+
+
+def _api_key(provider, config, env):
+    """The key from the environment; a dummy for a keyless local server; else NotConfigured."""
+    name = config.get("api_key_env") or DEFAULT_KEY_ENV[provider]
+    value = env.get(name) or None
+    if value is None and env.get(f"{name}_FILE"):
+        path = env[f"{name}_FILE"]
+        try:
+            value = Path(path).read_text(encoding="utf-8").strip() or None
+        except OSError as exc:
+            raise NotConfigured(f"{name}_FILE={path!r} cannot be read: {exc.strerror}") from None
+    if value is not None:
+        return value
+    # Only when the user named no key variable: one they named and left empty is a mistake
+    # worth a message, not a silent 401 later.
+    if provider == "openai" and config.get("base_url") and not config.get("api_key_env"):
+        return LOCAL_SERVER_KEY
+    hint = "" if config.get("api_key_env") else " (or name another variable in summarizer.api_key_env)"
+    raise NotConfigured(f"set the environment variable {name} (or {name}_FILE) to an API key "
+                        f"for provider {provider}{hint}")

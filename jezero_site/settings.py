@@ -3,7 +3,8 @@
 Environment: `JEZERO_DATA_DIR` (default `./data`), `JEZERO_CONFIG` (default
 `<data>/jezero.toml`), `JEZERO_SECRET_KEY` / `JEZERO_SECRET_KEY_FILE` (else the
 `secret_key` file that `jezero init` writes), `JEZERO_DEBUG`, `JEZERO_ALLOWED_HOSTS`,
-`JEZERO_LOG_LEVEL`, `JEZERO_HUEY_IMMEDIATE`. Every path derives from the data folder.
+`JEZERO_LOG_LEVEL`, `JEZERO_HUEY_IMMEDIATE`. Every path derives from the data folder. Logs go
+to stderr, so that the CLI's stdout stays clean JSON or text.
 """
 
 from django.core.exceptions import ImproperlyConfigured
@@ -122,6 +123,6 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"stdout": {"class": "logging.StreamHandler", "stream": "ext://sys.stdout", "formatter": "plain"}},
-    "root": {"handlers": ["stdout"], "level": LOG_LEVEL},
+    "handlers": {"stderr": {"class": "logging.StreamHandler", "stream": "ext://sys.stderr", "formatter": "plain"}},
+    "root": {"handlers": ["stderr"], "level": LOG_LEVEL},
 }

@@ -16,6 +16,7 @@ Guarantees:
 
 import fcntl
 import logging
+from pathlib import Path
 from collections import Counter, deque
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -319,6 +320,9 @@ class Run:
     def execute(self):
         report, config = self.report, self.config
         connector = registry.make(config["type"], config)
+        if config.get("path") and not Path(config["path"]).expanduser().exists():
+            report.warnings["path_missing"] += 1
+            report.errors.append({"unit": None, "error": f"{config['path']} does not exist"})
         cursors = dict(UnitCursor.objects.filter(connector=self.name).values_list("unit_id", "fingerprint"))
         units = sorted(connector.discover(), key=lambda u: u.modified, reverse=True)
         report.units_seen = len(units)

@@ -75,7 +75,8 @@ class Rule:
     offsets), which lets `re` skip ahead on a literal prefix much faster than IGNORECASE.
     `check(match, text)` sees the original text; it vetoes a match by returning a false
     value or names another kind by returning a str. Lower `priority` wins where matches
-    overlap. A rule runs only if one of its lowercase `triggers` occurs in the text.
+    overlap. A rule runs only if one of its `gate` characters and one of its lowercase
+    `triggers` occur in the text (when it has them).
     """
 
     kind: str
@@ -159,16 +160,20 @@ def _random_value(match: re.Match, text: str):
 
 
 def _check_authorization(match: re.Match, text: str):
+    """`Authorization: <scheme> value`: any real value after a scheme; without one (prose such
+    as "authorization: implemented in middleware") only a random-looking value."""
     value = _value(match, text)
-    if _is_placeholder(value) or value.lower() in ("bearer", "basic", "token"):
+    scheme = match.group("scheme")
+    if _is_placeholder(value) or (not scheme and not _looks_random(value)):
         return False
-    return "basic-auth" if (match.group("scheme") or "").startswith("basic") else "bearer-token"
+    return "basic-auth" if scheme and scheme.startswith("basic") else "bearer-token"
 
 
 # --- generic assignments: `name = value`, `"name": "value"`, `--name value` ---------
 
 _VALUE = r"""(?:
-        "(?P<dq>(?:[^"\\\n]|\\.){1,1000})"
+        \\"(?P<edq>[^"\\\n]{1,1000})\\"                  # JSON inside a JSON string: \"password\": \"…\"
+      | "(?P<dq>(?:[^"\\\n]|\\.){1,1000})"
       | '(?P<sq>(?:[^'\\\n]|\\.){1,1000})'
       | (?P<bare>[^\s"'`,;&)\]}]{1,1000})
     )"""
@@ -178,7 +183,7 @@ _ASSIGNMENT_RE = re.compile(
     r"""
     (?P<kw>password|passwd|passphrase|pass|pwd|secret|token|key)
     (?![a-z0-9])
-    (?P<close>["'`]?\]?)                            # a JSON/YAML key's quote, a subscript's ]
+    (?P<close>\\?["'`]?\]?)                         # a JSON/YAML key's quote, a subscript's ]
     (?P<annotation>[ \t]*:[ \t]*[a-z_][\w.]*(?:\[[^\]\n]{0,40}\])?(?:[ \t]*\|[ \t]*none)?(?=[ \t]*=))?
     (?P<op>[ \t]*(?:=>|:=|==|=|:)[ \t]*)
     """ + _VALUE,
@@ -198,12 +203,12 @@ def _check_assignment(match: re.Match, text: str):
     """Whether a `name = value` match is a secret, and its kind; see the module docstring."""
     op = match.group("op")
     kw_start = match.start("kw")
-    if not op.strip() and text[kw_start - 1:kw_start] != "-":
-        return False  # `name value` is an assignment only as a command-line flag (the common case: prose)
     kw = match.group("kw")
     start = kw_start
     while start > 0 and text[start - 1] in _NAME_CHARS:
         start -= 1
+    if text[start - 2:start] == "//":
+        return False  # `https://user:token@host`: the url-password rule's, with the host kept
     name = text[start:match.end("kw")]
     bare_name = name.lstrip("-.")
     stem = bare_name[: len(bare_name) - len(kw)]  # what stands before the keyword: `db_`, `api`, `client`
@@ -216,12 +221,14 @@ def _check_assignment(match: re.Match, text: str):
         return False  # `monkey`, `hotkey`; camelCase `sortKey` passes on to the value test
 
     flag = name.startswith("-")
-    if not op.strip() and not flag:
-        return False
-    quoted = match.group("bare") is None
-    value = _value(match, text, "bare" if not quoted else ("dq" if match.group("dq") is not None else "sq"))
-    if value.startswith("-") and not quoted:
-        return False  # `--password --verbose`: the next flag, not a value
+    separate = not op.strip()  # `--password value`
+    if separate and not flag:
+        return False  # `the access-token expired`
+    group = _value_group(match)
+    quoted = group != "bare"
+    value = _value(match, text, group)
+    if not quoted and (value.startswith("-") or (separate and not any(c.isdigit() for c in value))):
+        return False  # `--password --verbose`: the next flag; `use --token instead.`: prose
     literal = (
         flag
         or text[start - 1:start] in ("?", "&")  # a URL query parameter
@@ -268,8 +275,8 @@ RULES: tuple[Rule, ...] = (
         r"A(?:KIA|SIA)[A-Z0-9]{16}[^\n]{0,80}?(?<![A-Za-z0-9/+])(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
         triggers=("akia", "asia"), priority=10, check=_mixed_case),
     Rule("github-token", re.compile(
-        _token("gh", r"(?:[pousr]_[A-Za-z0-9]{30,255}" + _E + r"|ithub_pat_[A-Za-z0-9_]{22,255})")),
-        gate="_", triggers=("gh",), priority=10),
+        _token("g", r"(?:h[pousr]_[A-Za-z0-9]{30,255}" + _E + r"|ithub_pat_[A-Za-z0-9_]{22,255})")),
+        gate="_", triggers=("gh", "github_pat_"), priority=10),
     Rule("gitlab-token", re.compile(
         _token("gl", "(?:" + "|".join(_GITLAB_PREFIXES) + r")-[A-Za-z0-9_-]{20,}(?:\.[A-Za-z0-9_-]+)*")),
         gate="-", triggers=("gl",), priority=10),
@@ -329,14 +336,19 @@ RULES: tuple[Rule, ...] = (
 )
 
 
+def _value_group(match: re.Match) -> str:
+    """Which alternative of _VALUE matched: the value without its quotes."""
+    for group in ("edq", "dq", "sq"):
+        if match.group(group) is not None:
+            return group
+    return "bare"
+
+
 def _secret_span(match: re.Match) -> tuple[int, int]:
-    groups = match.re.groupindex
-    if "secret" in groups:
+    if match.re is _ASSIGNMENT_RE or match.re is _FLAG_RE:
+        return match.span(_value_group(match))
+    if "secret" in match.re.groupindex:
         return match.span("secret")
-    if "bare" in groups:  # an assignment: the value, without its quotes
-        for group in ("dq", "sq", "bare"):
-            if match.group(group) is not None:
-                return match.span(group)
     return match.span()
 
 

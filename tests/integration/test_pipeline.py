@@ -263,3 +263,11 @@ def test_segments_that_disappear_are_removed_with_their_unit(settings, connector
     assert 0 < after.count() < before
     assert store.check().ok
     assert all(item.key.startswith(f"agent-laptop:{session}#") for item in after)
+
+
+def test_a_missing_folder_is_reported_not_silent(connector, tmp_path):
+    connector(path=str(tmp_path / "nowhere"))
+    report = pipeline.run("agent-laptop", summarizer=Counting())
+    assert report.units_seen == 0
+    assert report.warnings["path_missing"] == 1
+    assert "does not exist" in report.errors[0]["error"]

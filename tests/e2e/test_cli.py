@@ -196,3 +196,12 @@ def test_a_sqlite_without_the_tokenizer_fails_the_system_check(run):
         pytest.skip("the interpreter's own SQLite already supports the tokenizer")
     assert "jezero.E001" in proc.stderr
     assert "pysqlite3-binary" in proc.stderr
+
+
+def test_init_adds_connectors_for_local_agent_folders(run):
+    (Path(run.env["HOME"]) / ".claude" / "projects").mkdir(parents=True)
+    out = run("init").stdout
+    assert "connector agent-claude-code: claude_code sessions in ~/.claude/projects" in out
+    assert "agent-codex" not in out  # no ~/.codex/sessions here
+    listing = json.loads(run("connector", "list", "--json").stdout)["connectors"]
+    assert [(c["name"], c["type"]) for c in listing] == [("agent-claude-code", "claude_code")]

@@ -262,6 +262,12 @@ class Run:
             try:
                 summary = future.result()
             except SummaryError as exc:
+                # A failed document still made calls and may have cost tokens.
+                attempts = getattr(exc, "attempts", 1) or 1
+                report.model_calls += attempts
+                report.retries += attempts - 1
+                report.input_tokens += getattr(exc, "input_tokens", 0) or 0
+                report.output_tokens += getattr(exc, "output_tokens", 0) or 0
                 report.segments_failed += 1
                 failure = failure or f"{plan.segment.id}: {exc}"
                 continue
@@ -369,11 +375,20 @@ def run(name, *, dry_run=False, sample=None, limit=None, now=None, summarizer=No
     config = connector_config(name)
     if not config["enabled"]:
         raise RunRefused(f"connector {name!r} is disabled (enabled = false)")
-    if summarizer is None and not dry_run:
-        try:
-            summarizer = get_summarizer(settings.JEZERO["summarizer"])
-        except NotConfigured as exc:
-            raise RunRefused(str(exc)) from None
+    if summarizer is not None or dry_run:
+        return _run(config, dry_run=dry_run, sample=sample, limit=limit, now=now, summarizer=summarizer,
+                    progress=progress)
+    try:
+        owned = get_summarizer(settings.JEZERO["summarizer"])
+    except NotConfigured as exc:
+        raise RunRefused(str(exc)) from None
+    with owned:
+        return _run(config, dry_run=dry_run, sample=sample, limit=limit, now=now, summarizer=owned,
+                    progress=progress)
+
+
+def _run(config, *, dry_run, sample, limit, now, summarizer, progress):
+    name = config["name"]
     now = now or timezone.now()
     report = Report(connector=name, started_at=now, dry_run=dry_run, sample=sample)
     with connector_lock(name):

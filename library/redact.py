@@ -64,6 +64,7 @@ VERSION = 1
 MARKER_RE = re.compile(r"\[REDACTED:[a-z0-9][a-z0-9._-]*\]")
 _MARKER_TRIGGER = "[redacted:"
 _SLUG_RE = re.compile(r"[a-z0-9][a-z0-9._-]*")
+_MAX_PASSES = 8  # a safety net; real text settles after one pass, contrived text after two
 
 
 @dataclass(frozen=True)
@@ -73,8 +74,8 @@ class Rule:
     The span replaced is the `secret` group when the pattern has one, else the whole
     match. `lower` rules are written for lowercased text and run on `text.lower()` (same
     offsets), which lets `re` skip ahead on a literal prefix much faster than IGNORECASE.
-    `check(match, text)` sees the original text; it vetoes a match by returning a false
-    value or names another kind by returning a str. Lower `priority` wins where matches
+    `check(match, text, found)` sees the original text and the spans found so far; it
+    vetoes a match by returning a false value or names another kind by returning a str. Lower `priority` wins where matches
     overlap. A rule runs only if one of its `gate` characters and one of its lowercase
     `triggers` occur in the text (when it has them).
     """
@@ -104,36 +105,41 @@ _LITERALS = frozenset(
 _PLACEHOLDER_PARTS = ("your", "example", "placeholder", "changeme", "replace", "insert", "dummy", "xxxx", "<", ">")
 _REFERENCE_START = ("$", "%(", "%{", "{{", "{%", "#{", "os.", "env.", "process.env", "import.meta", "settings.",
                     "config.", "self.", "this.", "args.", "options.", "opts.", "request.", "params.")
-_CONSTANT_CASE = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
-_DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_CAPITALS = re.compile(r"[A-Z_]+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+_WORDS = re.compile(r"_*[a-z]+(?:[_.-][a-z]+)*")  # `_password_reset_token`, `set-password`: a name
+_DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.\w+)+")  # `settings.SECRET_KEY`, `fs.s3.cse.provider`
 _HEX = re.compile(r"[0-9a-fA-F]+")
+_CAMEL_WORD = re.compile(r"[A-Z][a-z]{3,}")
 
 
 def _is_placeholder(value: str) -> bool:
-    """A value that says it is not a real secret: a literal, a placeholder or a reference."""
-    v = value.strip()
+    """A value that says it is not a real secret: a literal, a placeholder, a reference or a
+    template (`%(password)s`, `{token}`), or a NAME in capitals (`PASSWORD`, `OPENAI_API_KEY`)."""
+    v = value.strip().rstrip(".,;:")
     low = v.lower()
     if not v or low in _LITERALS or len(set(low)) <= 2:
         return True
-    if low.startswith(_REFERENCE_START) or "[redacted:" in low:
+    if low.startswith(_REFERENCE_START) or "[redacted:" in low or "%(" in v or "%s" in v or "${" in v or "{" in v:
         return True
     if any(part in low for part in _PLACEHOLDER_PARTS):
         return True
-    return bool(_CONSTANT_CASE.fullmatch(v))
+    return bool(_CAPITALS.fullmatch(v))
 
 
 def _looks_random(value: str) -> bool:
     """A bare value in code: ≥ 8 characters, letters and digits, not a name or an expression."""
     if len(value) < 8 or _is_placeholder(value):
         return False
-    if any(c in value for c in "()[]{}") or _DOTTED_NAME.fullmatch(value):
-        return False
+    if any(c in value for c in "()[]{}") or _DOTTED_NAME.fullmatch(value) or len(_CAMEL_WORD.findall(value)) >= 2:
+        return False  # an expression, a dotted name, a type such as `PKCS7PrivateKeyTypes`
     return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
 
 def _token_like(value: str) -> bool:
     """A machine-made key: ≥ 16 characters without spaces, and mixed case with digits or hex."""
-    if len(value) < 16 or _is_placeholder(value) or any(c.isspace() for c in value):
+    if len(value) < 16 or _is_placeholder(value) or any(c.isspace() or c in "()[]" for c in value):
+        return False
+    if _DOTTED_NAME.fullmatch(value):
         return False
     has_digit = any(c.isdigit() for c in value)
     if _HEX.fullmatch(value):
@@ -141,30 +147,38 @@ def _token_like(value: str) -> bool:
     return has_digit and any(c.isupper() for c in value) and any(c.islower() for c in value)
 
 
-def _has_letters_and_digits(match: re.Match, text: str):
+def _has_letters_and_digits(match: re.Match, text: str, found: list):
     value = match.group()
     return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
 
-def _mixed_case(match: re.Match, text: str):
+def _mixed_case(match: re.Match, text: str, found: list):
     value = match.group("secret") if "secret" in match.re.groupindex else match.group()
     return any(c.isupper() for c in value) and any(c.islower() for c in value)
 
 
-def _not_placeholder(match: re.Match, text: str):
+def _not_placeholder(match: re.Match, text: str, found: list):
     return not _is_placeholder(_value(match, text))
 
 
-def _random_value(match: re.Match, text: str):
+def _random_value(match: re.Match, text: str, found: list):
     return _looks_random(_value(match, text))
 
 
-def _check_authorization(match: re.Match, text: str):
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{16}")
+
+
+def _has_key_body(match: re.Match, text: str, found: list):
+    """A PEM block with key material, not prose that names the BEGIN and END lines."""
+    return _BASE64_RUN.search(match.group(), 20) is not None
+
+
+def _check_authorization(match: re.Match, text: str, found: list):
     """`Authorization: <scheme> value`: any real value after a scheme; without one (prose such
-    as "authorization: implemented in middleware") only a random-looking value."""
+    as "authorization: implemented in middleware", `AWS4-HMAC-SHA256`) only a machine-made key."""
     value = _value(match, text)
     scheme = match.group("scheme")
-    if _is_placeholder(value) or (not scheme and not _looks_random(value)):
+    if _is_placeholder(value) or (not scheme and not _token_like(value)):
         return False
     return "basic-auth" if scheme and scheme.startswith("basic") else "bearer-token"
 
@@ -199,7 +213,7 @@ _STRONG_KEY_NAMES = ("api", "secret", "access", "private", "client", "auth", "si
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 
 
-def _check_assignment(match: re.Match, text: str):
+def _check_assignment(match: re.Match, text: str, found: list):
     """Whether a `name = value` match is a secret, and its kind; see the module docstring."""
     op = match.group("op")
     kw_start = match.start("kw")
@@ -207,8 +221,13 @@ def _check_assignment(match: re.Match, text: str):
     start = kw_start
     while start > 0 and text[start - 1] in _NAME_CHARS:
         start -= 1
+    for secret_start, secret_end, *_ in found:  # `ghp_…_TOKEN=x`: the name starts after the secret,
+        if start < secret_end <= kw_start:     # as it will once the secret is a marker (idempotence)
+            start = secret_end
     if text[start - 2:start] == "//":
         return False  # `https://user:token@host`: the url-password rule's, with the host kept
+    if op == ":" and text[start - 1:start] in (":", "/"):
+        return False  # a path of names: `arn:aws:secretsmanager:*:*:secret:db-*`
     name = text[start:match.end("kw")]
     bare_name = name.lstrip("-.")
     stem = bare_name[: len(bare_name) - len(kw)]  # what stands before the keyword: `db_`, `api`, `client`
@@ -220,7 +239,7 @@ def _check_assignment(match: re.Match, text: str):
     if kw == "key" and weak_key and not (stem.endswith(("_", "-", ".")) or text[kw_start].isupper()):
         return False  # `monkey`, `hotkey`; camelCase `sortKey` passes on to the value test
 
-    flag = name.startswith("-")
+    flag = name.startswith("-") and text[start - 1:start] in ("", " ", "\t", "\n", '"', "'")
     separate = not op.strip()  # `--password value`
     if separate and not flag:
         return False  # `the access-token expired`
@@ -239,6 +258,12 @@ def _check_assignment(match: re.Match, text: str):
         ok = _token_like(value)
     elif literal or quoted:
         ok = not _is_placeholder(value) and len(value) >= (4 if password_like else 8)
+        has_digit = any(c.isdigit() for c in value)
+        if ok and password_like:  # `"challengePassword"`, `"no-password-required"`: names
+            ok = has_digit or "pass" not in value.lower()
+        elif ok:  # tokens and keys: no spaces, not a name, and digits unless long
+            ok = (not any(c.isspace() for c in value) and not _WORDS.fullmatch(value)
+                  and not _DOTTED_NAME.fullmatch(value) and (has_digit or len(value) >= 20))
     else:
         ok = _looks_random(value)
     if not ok:
@@ -264,7 +289,7 @@ RULES: tuple[Rule, ...] = (
         r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
         rf"(?:[\s\S]{{0,40000}}?{_PEM_END}"
         r"|(?:[A-Za-z0-9+/=\s:,.-]|\\[nr])*)"),  # no END line (a cut-off paste): up to where base64 stops
-        gate="-", triggers=("private key",), priority=0),
+        gate="-", triggers=("private key",), priority=0, check=_has_key_body),
     Rule("aws-access-key-id", re.compile(_token("A", r"(?:KIA|SIA|BIA|CCA|3T[A-Z0-9])[A-Z0-9]{16}" + _E)),
          triggers=("akia", "asia", "abia", "acca", "a3t"), priority=10),
     Rule("aws-secret-key", re.compile(
@@ -312,7 +337,7 @@ RULES: tuple[Rule, ...] = (
         r"(?P<secret>[^\s/?#'\"<>\[\]]+)@"),  # up to the last @: passwords may hold a raw @
         gate="@", triggers=("://",), priority=30, check=_not_placeholder),
     Rule("bearer-token", re.compile(  # Authorization: Bearer|Token|Basic|<nothing> value; the check names basic-auth
-        r"authorization[\"'`]?[ \t]*[:=][ \t]*[\"'`]?(?P<scheme>(?:bearer|token|bot|basic)[ \t]+)?"
+        r"authorization(?<![a-z]authorization)[\"'`]?[ \t]*[:=][ \t]*[\"'`]?(?P<scheme>(?:bearer|token|bot|basic)[ \t]+)?"
         r"(?P<secret>[a-z0-9._~+/:-]{8,}=*)"),
         gate=":=", triggers=("authorization",), priority=30, lower=True, check=_check_authorization),
     Rule("bearer-token", re.compile(r"bearer[ \t]+(?P<secret>[a-z0-9._~+/-]{16,}=*)"),
@@ -379,7 +404,7 @@ class Redactor:
         self.rules: tuple[Rule, ...] = (*extra, *RULES)
 
     def _spans(self, text: str) -> list[tuple[int, int, str]]:
-        """The merged, non-overlapping spans to replace, in order, each with its kind."""
+        """The merged, non-overlapping spans to replace in one pass, in order, with their kinds."""
         # U+0130 is the one character whose lowercase is two characters long; lower rules
         # need the offsets of `low` to be those of `text`.
         low = (text.replace("\u0130", "I") if "\u0130" in text else text).lower()
@@ -398,10 +423,14 @@ class Redactor:
                         break
                 else:
                     continue
-            for match in rule.pattern.finditer(low if rule.lower else text):
+            subject, search, pos = (low if rule.lower else text), rule.pattern.search, 0
+            while (match := search(subject, pos)) is not None:
+                # After a veto, look again from the next character: a rejected `PASSWORD=changeme…`
+                # must not hide a `SECRET_KEY = '…'` inside its span.
+                pos = match.start() + 1
                 kind = rule.kind
                 if rule.check is not None:
-                    verdict = rule.check(match, text)
+                    verdict = rule.check(match, text, found)
                     if not verdict:
                         continue
                     if isinstance(verdict, str):
@@ -413,6 +442,7 @@ class Redactor:
                 if markers and (_overlaps(markers, start, end) or _overlaps(markers, match.start(), match.start() + 1)):
                     continue
                 found.append((start, end, rule.priority, kind))
+                pos = max(pos, match.end())
         if not found:
             return []
         found.sort()
@@ -427,19 +457,30 @@ class Redactor:
                 merged.append([start, end, priority, kind])
         return [(start, end, kind) for start, end, _, kind in merged]
 
+    def _redact(self, text: str, counts: Counter | None = None) -> str:
+        """Passes until nothing changes. A second pass is rare and cheap (only when the first
+        found something) and makes redaction idempotent even where a rule's boundary depended
+        on text that has just become a marker. It ends: every pass that changes anything turns
+        at least one character that is not part of a marker into a marker."""
+        for _ in range(_MAX_PASSES):
+            spans = self._spans(text)
+            if not spans:
+                break
+            parts, pos = [], 0
+            for start, end, kind in spans:
+                parts.append(text[pos:start])
+                parts.append(f"[REDACTED:{kind}]")
+                pos = end
+            parts.append(text[pos:])
+            text = "".join(parts)
+            if counts is not None:
+                counts.update(kind for _, _, kind in spans)
+        return text
+
     def redact(self, text: str) -> str:
         """`text` with every secret replaced by `[REDACTED:<kind>]`. Idempotent; existing
         markers are left as they are. Returns `text` itself when nothing matched."""
-        spans = self._spans(text)
-        if not spans:
-            return text
-        parts, pos = [], 0
-        for start, end, kind in spans:
-            parts.append(text[pos:start])
-            parts.append(f"[REDACTED:{kind}]")
-            pos = end
-        parts.append(text[pos:])
-        return "".join(parts)
+        return self._redact(text)
 
     def redact_value(self, value):
         """A copy of `value` with every string inside it redacted: dict values (not keys),
@@ -456,7 +497,9 @@ class Redactor:
 
     def count(self, text: str) -> Counter:
         """How many markers `redact(text)` would add, by kind."""
-        return Counter(kind for _, _, kind in self._spans(text))
+        counts = Counter()
+        self._redact(text, counts)
+        return counts
 
 
 default = Redactor()

@@ -56,12 +56,17 @@ class CommandSummarizer(Summarizer):
             )
         except OSError as exc:
             raise SummaryError(f"command: cannot start {program} ({exc.strerror})") from None
-        try:
-            stdout, _stderr = process.communicate(prompt, timeout=self._timeout)
-        except subprocess.TimeoutExpired:
-            _kill_group(process)
-            process.communicate()
-            raise SummaryError(f"command: {program} timed out after {self._timeout} s and was stopped") from None
+        with process:  # closes the pipes and reaps the process, whatever happens
+            try:
+                stdout, _stderr = process.communicate(prompt, timeout=self._timeout)
+            except subprocess.TimeoutExpired:
+                _kill_group(process)
+                process.communicate()
+                raise SummaryError(f"command: {program} timed out after {self._timeout} s and was stopped") from None
+            except BaseException:
+                # Its own session keeps Ctrl-C from reaching the agent, so stop it here.
+                _kill_group(process)
+                raise
         # stderr is not put in the message: an agent CLI may echo its input there.
         if process.returncode != 0:
             raise SummaryError(f"command: {program} exited with status {process.returncode}")

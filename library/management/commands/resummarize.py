@@ -39,7 +39,7 @@ class Command(Verb):
             summarizer = get_summarizer(settings.JEZERO["summarizer"])
         except NotConfigured as exc:
             raise CommandError(str(exc)) from None
-        with Progress("resummarize") as progress:
+        with summarizer, Progress("resummarize") as progress:
             report = maintenance.resummarize(queryset, summarizer, progress=progress)
         if opts["json"]:
             self.emit_json(report.as_dict())

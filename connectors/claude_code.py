@@ -32,8 +32,17 @@ from datetime import datetime
 from pathlib import Path
 
 from .base import Entry, Reading
-from .jsonl import (file_unit, find_files, first_argument, iter_records, newest_per_id, parse_time, peek_field,
-                    safe_text, tool_line)
+from .jsonl import (
+    file_unit,
+    find_files,
+    first_argument,
+    iter_records,
+    newest_per_id,
+    parse_time,
+    peek_field,
+    safe_text,
+    tool_line,
+)
 
 AGENT = "claude_code"
 _SUBAGENT_PREFIX = "agent-"

@@ -22,8 +22,18 @@ import re
 from pathlib import Path
 
 from .base import Entry, Reading
-from .jsonl import (apply_patch_line, file_unit, find_files, first_argument, iter_records, newest_per_id,
-                    parse_time, safe_text, shell_command, tool_line)
+from .jsonl import (
+    apply_patch_line,
+    file_unit,
+    find_files,
+    first_argument,
+    iter_records,
+    newest_per_id,
+    parse_time,
+    safe_text,
+    shell_command,
+    tool_line,
+)
 
 AGENT = "codex"
 _UUID_AT_END = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$", re.IGNORECASE)

@@ -17,12 +17,13 @@ def sqlite_has_tokenizer(app_configs=None, **kwargs):
         conn = Database.connect(":memory:")
         try:
             conn.execute(f"CREATE VIRTUAL TABLE probe USING fts5(a, tokenize = '{tokenizer}')")
+            conn.execute("SELECT pow(0.5, 2.0)")  # search's recency factor needs the math functions
         finally:
             conn.close()
     except Database.Error as exc:
         return [checks.Error(
             f"SQLite {Database.sqlite_version} (module {Database.__name__}) cannot create an FTS5 "
-            f"table with tokenizer {tokenizer!r}: {exc}",
+            f"table with tokenizer {tokenizer!r} or lacks the math functions: {exc}",
             hint="`trigram remove_diacritics 1` needs SQLite >= 3.45. Install pysqlite3-binary "
                  "(Linux x86_64) or sqlean.py (other platforms), or change storage.tokenizer "
                  f"in {settings.CONFIG_PATH}.",

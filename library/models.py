@@ -83,6 +83,8 @@ class Item(models.Model):
             models.Index(fields=["source", "occurred_at"], name="items_source_time"),
             models.Index(fields=["project", "occurred_at"], name="items_project_time"),
             models.Index(fields=["occurred_at"], name="items_time"),
+            # Covering index for search: filters and recency read it instead of the wide rows.
+            models.Index(fields=["id", "source", "project", "occurred_at"], name="items_filter"),
         ]
 
     def __str__(self):

@@ -16,12 +16,12 @@ Guarantees:
 
 import fcntl
 import logging
-from pathlib import Path
 from collections import Counter, deque
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
@@ -216,7 +216,7 @@ class Run:
         keys = [f"{self.name}:{s.id}" for s in segments]
         existing = {item.key: item for item in Item.objects.filter(key__in=keys)}
         planned = []
-        for seg, key in zip(segments, keys):
+        for seg, key in zip(segments, keys, strict=True):
             item = existing.get(key)
             needs_call = item is None or item.text_hash != seg.hash
             planned.append(Planned(seg, key, item, needs_call))

@@ -228,54 +228,46 @@ def _hit(row, score=None):
 
 
 # --- search ------------------------------------------------------------------------------
-
-def _candidates(match, filters, pool):
-    """Stage 1: (item id, relevance) of the best `pool` rows by BM25, filters in the WHERE."""
-    weights = ", ".join(f"{w:.1f}" for w in store.BM25_WEIGHTS)
-    fts = store.FTS_TABLE
-    if filters.sql:
-        # CROSS JOIN keeps the FTS table as the outer loop: SQLite must not drive the query
-        # from an items index and probe the full-text index once per row.
-        sql = (f"SELECT {fts}.rowid, bm25({fts}, {weights}) AS rank FROM {fts} "
-               f"CROSS JOIN items AS i ON i.id = {fts}.rowid "
-               f"WHERE {fts} MATCH %s AND {filters.sql} ORDER BY rank LIMIT %s")
-        params = [match, *filters.params, pool]
-    else:
-        sql = f"SELECT rowid, bm25({fts}, {weights}) AS rank FROM {fts} WHERE {fts} MATCH %s ORDER BY rank LIMIT %s"
-        params = [match, pool]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return [(row[0], -row[1]) for row in cursor.fetchall()]
-
-
-def _rows(ids):
-    if not ids:
-        return {}
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {_ROW_COLUMNS} FROM items WHERE id IN ({', '.join('%s' for _ in ids)})", list(ids))
-        return {row[0]: row for row in cursor.fetchall()}
-
+#
+# Both stages run in one statement. Stage 1 keeps the best `candidate_pool` rows by BM25 with
+# the filters in the same WHERE; the filters read the covering index `items_filter` (id,
+# source, project, occurred_at), never the wide item rows. Stage 2 multiplies each
+# candidate's relevance by its recency factor, sorts (ties: newer, then higher id) and keeps
+# `limit`, still reading only that index; only the rows kept are read in full. This is the
+# formula of `recency_factor`, evaluated by SQLite (bench/RESULTS.md has the figures that
+# moved it out of Python).
 
 def _ranked(match, filters, *, limit, recency_weight=None, now=None):
-    """Stage 1 + stage 2: hits sorted by score (ties: newer first, then higher id)."""
+    """Stage 1 + stage 2: Hits sorted by score (ties: newer first, then higher id)."""
     if match is None or filters.empty:
         return []
     config = _search_config()
-    candidates = _candidates(match, filters, config["candidate_pool"])
-    rows = _rows([item_id for item_id, _ in candidates])
-    now = now or timezone.now()
     weight = config["recency_weight"] if recency_weight is None else recency_weight
-    half_life = config["recency_half_life_days"]
-    hits = []
-    for item_id, relevance in candidates:
-        row = rows.get(item_id)
-        if row is None:  # deleted between the two statements
-            continue
-        occurred = from_db(row[7])
-        age_days = (now - occurred).total_seconds() / 86_400
-        hits.append(_hit(row, relevance * recency_factor(age_days, weight, half_life)))
-    hits.sort(key=lambda h: (-h.score, -h.occurred_at.timestamp(), -h.id))
-    return hits[:limit]
+    fts = store.FTS_TABLE
+    weights = ", ".join(f"{w:.1f}" for w in store.BM25_WEIGHTS)
+    join = where = ""
+    if filters.sql:
+        join = f"CROSS JOIN items AS i INDEXED BY items_filter ON i.id = {fts}.rowid"
+        where = f"AND {filters.sql}"
+    sql = (
+        f"WITH candidates AS ("
+        f" SELECT {fts}.rowid AS id, -bm25({fts}, {weights}) AS relevance FROM {fts} {join}"
+        f" WHERE {fts} MATCH %s {where} ORDER BY bm25({fts}, {weights}) LIMIT %s),"
+        f" ranked AS ("
+        f" SELECT c.id, f.occurred_at, c.relevance * ((1.0 - %s) + %s *"
+        f"  pow(0.5, max(julianday(%s) - julianday(f.occurred_at), 0.0) / %s)) AS score"
+        f" FROM candidates AS c JOIN items AS f INDEXED BY items_filter ON f.id = c.id"
+        f" ORDER BY score DESC, f.occurred_at DESC, c.id DESC LIMIT %s)"
+        f" SELECT {', '.join('i.' + c for c in _ROW_COLUMNS.split(', '))}, r.score"
+        f" FROM ranked AS r JOIN items AS i ON i.id = r.id"
+        f" ORDER BY r.score DESC, r.occurred_at DESC, r.id DESC"
+    )
+    now_text = connection.ops.adapt_datetimefield_value(now or timezone.now())
+    params = [match, *filters.params, config["candidate_pool"], weight, weight, now_text,
+              config["recency_half_life_days"], limit]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [_hit(row, row[8]) for row in cursor.fetchall()]
 
 
 def search(query, *, allowed_sources, project=None, source=None, since=None, limit=None, now=None):

@@ -15,7 +15,7 @@ import logging
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import connections, transaction
+from django.db import DatabaseError, connections, transaction
 
 logger = logging.getLogger(__name__)
 
@@ -237,7 +237,7 @@ def check(using="default"):
 
         try:
             cursor.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES ('integrity-check', 1)")
-        except Exception as exc:  # the driver's DatabaseError: "database disk image is malformed"
+        except DatabaseError as exc:  # e.g. "fts5: corruption found reading blob …"
             report.problems.append(f"FTS5 integrity-check failed: {exc}")
 
     if report.items != report.indexed:

@@ -48,7 +48,7 @@ def test_concurrent_writers_and_a_reader_all_succeed(tmp_path):
     procs.append(subprocess.Popen([sys.executable, "-c", READER], env=env, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True))
     outputs = [proc.communicate(timeout=180) for proc in procs]
-    for proc, (out, err) in zip(procs, outputs):
+    for proc, (_out, err) in zip(procs, outputs, strict=True):
         assert proc.returncode == 0, err
         assert "locked" not in err
     check = subprocess.run([str(JEZERO), "check", "--json"], env=env, capture_output=True, text=True, timeout=60)

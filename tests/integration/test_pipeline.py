@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 
 import pytest
-from django.conf import settings
 
 from jezero_site.config import validate
 from library import pipeline, store

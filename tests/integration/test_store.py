@@ -66,7 +66,7 @@ def test_a_failed_transaction_leaves_item_and_index_untouched():
 
 
 def test_check_reports_a_missing_row_an_extra_row_and_different_text():
-    a, b, c = make_item(title="a"), make_item(title="b"), make_item(title="c")
+    a, b, _ = make_item(title="a"), make_item(title="b"), make_item(title="c")
     with connection.cursor() as cursor:
         cursor.execute("DELETE FROM items_fts WHERE rowid = %s", [a.pk])
         cursor.execute("INSERT INTO items_fts(rowid, title, summary, questions, atoms, project) "

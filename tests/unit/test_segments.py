@@ -85,7 +85,7 @@ def test_a_growing_session_keeps_its_earlier_segments_byte_identical():
     final = segment("s", full, 2000)
     for cut in range(1, len(full)):
         grown = segment("s", full[:cut], 2000)
-        for early, later in zip(grown[:-1], final):
+        for early, later in zip(grown[:-1], final, strict=False):  # the grown one may be shorter
             assert (early.id, early.hash) == (later.id, later.hash)
 
 

@@ -2,62 +2,70 @@
 
 Every text that Jezero hashes, stores, logs or sends to a model passes through here first;
 a secret becomes `[REDACTED:<kind>]`. The module owns the rules, their kinds and `VERSION`
-(bump it whenever a rule changes, so `jezero redact-stored` knows stored items are stale).
-It has no Django imports and no dependencies beyond the standard library.
+(bump it whenever a rule changes: `jezero redact-stored` re-applies the rules to stored
+items). Standard library only, no Django imports, so connectors and bench/ can use it.
 
-Why hand-written rules rather than a scanner library (measured on this machine, 2 cores,
-on the transcripts in shared/fixtures and on planted secrets of every kind below):
+Kinds: private-key (PEM/OpenSSH/PGP blocks, whole), aws-access-key-id, aws-secret-key (by
+name, or 40 characters right after a key id), github-token, gitlab-token, slack-token,
+slack-webhook, anthropic-key, openai-key (also other `sk-` keys), google-api-key,
+google-oauth-secret, google-oauth-token, stripe-key (secret, restricted and webhook keys;
+`pk_` keys are public by design and kept), jwt, npm-token, pypi-token, huggingface-token,
+url-password (only the password: `postgres://app:[REDACTED:url-password]@db`),
+bearer-token and basic-auth (`Authorization:` headers, `Bearer …`), password-assignment and
+secret-assignment (generic `name = value`, below; also `mysql -p…`, `docker login -p`,
+`sshpass -p`, `curl -u user:…`).
 
-* detect-secrets 1.5 (Yelp) flags lines, not spans: it reports a value string, sometimes
-  the wrong one (`ghp` for a whole GitHub token, only the `BEGIN … PRIVATE KEY` header
-  line of a PEM block); it scans at 0.2 MB/s with its entropy plugins and 0.6 MB/s
-  without; it has no Anthropic, OpenAI or Google API key rule; it pulls in PyYAML and
-  requests.
-* kingfisher-secret-scanner 1.5 (MongoDB, Rust) is fast (~150 MB/s) and gives byte
-  offsets, but its rules are tuned for precision on real, checksummed keys. It missed
-  keys with slightly unusual bodies and `DB_PASSWORD=…` at its default confidence, and its
-  low-confidence rules are noisy. It is a 16 MB native wheel per platform, ships
-  credential validation and revocation (code whose purpose is to send secrets to
-  providers), and uses several hundred rule ids that would need mapping to our kinds. An
-  upgrade could also change what gets redacted without `VERSION` changing.
-* scrubbers 0.1 (Rust, one author) masks with `*` and does not report a kind; it missed URL
-  passwords, Anthropic and OpenAI keys and all generic assignments.
+Why not a scanner library (measured here, 2 cores, on 69 planted secrets in context):
+detect-secrets 1.5 (Yelp) reports values per line, not spans, and sometimes the wrong value
+(`ghp` for a GitHub token, only the header line of a PEM block): it flagged 36 of 69 and
+gave the whole secret for 21; it scans at 0.2 MB/s (0.6 without entropy plugins) and pulls
+in PyYAML and requests. kingfisher-secret-scanner 1.5 (MongoDB, Rust) is fast (~150 MB/s)
+with byte offsets, but its rules aim at precision: 38 of 69, none of the generic password
+or token assignments, at any confidence; it is a 16 MB native wheel per platform that also
+ships credential validation and revocation (code meant to send secrets to providers), and
+its hundreds of rule ids would change under us on upgrade without `VERSION` changing.
+scrubbers 0.1 masks with `*`, names no kind and missed URL passwords, OpenAI and Anthropic
+keys and every generic assignment.
 
-Redaction favours recall (a missed secret is permanent; an extra marker costs a few
-words), so the rules here are deliberately broad for known token shapes and careful only
-where ordinary code and prose look alike: generic `password/secret/token/api_key = value`
-assignments. How fast it is: each rule declares cheap lowercase trigger substrings; one
-`text.lower()` and a few `in` tests decide which compiled regexes run at all, and every
-regex starts with a literal or a narrow alternation. bench/redact.py measures the result.
+Favour recall: a missed secret is permanent, an extra marker costs a few words. Known token
+shapes are matched broadly; care goes where code and prose look like assignments. A generic
+assignment counts only when the name *ends* with a keyword (`DB_PASSWORD`, `clientSecret`,
+`api_key`, `--token`; not `max_tokens`, `token_count`, `password_reset_url`; `pass`, `pwd`
+and `key` need a prefix such as `db_`), and its value must pass a test that depends on
+where it stands:
 
-Generic assignments (kinds `password-assignment` and `secret-assignment`) redact the value
-only when the name *ends* with a keyword (`DB_PASSWORD`, `clientSecret`, `api_key`,
-`--token`, not `max_tokens`, `token_count`, `password_reset_url`) and the value passes a test
-that depends on where it stands:
+* literal context (`UPPER_CASE=value` env/shell lines, `?token=` in a URL, `--password=x`)
+  and quoted literals: a password needs 4 characters; a token, secret or key needs 8, no
+  spaces, and digits unless it has 20 or more (`"set-password"`, `'development key'` and
+  `"NextToken"` are names, not keys); `--password x` (a separate argument) needs a digit,
+  so "use --token instead" stays prose;
+* a bare value in code or YAML (`token = x`, `password: x`): 8 characters with letters and
+  digits, and not a reference (`settings.SECRET_KEY`), call (`get_token()`), subscript
+  (`os.environ[...]`) or type (`PKCS7PrivateKeyTypes`). YAML `password: hunterhunter`
+  (letters only) is therefore kept: a deliberate miss;
+* a name ending in a plain `key` (`SORT_KEY`, `cacheKey`) needs a machine-made value: 16+
+  characters, mixed case with digits, or hex.
 
-* literal context (an `UPPER_CASE=` env/shell assignment, `?token=` / `&key=` in a URL,
-  `--password=x` / `--password x` on a command line) and quoted literals: the value is
-  taken as written; a password needs ≥ 4 characters, other secrets ≥ 8;
-* a bare value in code or YAML (`token = something`): it must look random: ≥ 8
-  characters with both letters and digits, and it must not be an identifier reference
-  (`settings.SECRET_KEY`), a call (`get_token()`) or a subscript (`os.environ[...]`).
-  So YAML `password: hunter2hunter` (letters only) is kept: a deliberate miss.
+Never a secret: None/null/true/false and similar literals, placeholders (`<your-token>`,
+`xxxx`, `****`, `changeme`, `your_api_key_here`), references and templates (`$TOKEN`,
+`${TOKEN}`, `%(password)s`, `{token}`, `{{ token }}`), and NAMES_IN_CAPITALS.
 
-Values that never count: None/null/true/false and other literals, placeholders (`<your-token>`,
-`xxx`, `****`, `changeme`, `your_api_key_here`, a value of one or two distinct characters),
-references (`$TOKEN`, `${TOKEN}`, `%(token)s`, `{{ token }}`, `process.env.X`), and
-CONSTANT_CASE names (`"OPENAI_API_KEY"` names a variable, it is not a key). Stripe
-publishable keys (`pk_live_…`) are public by design and kept.
+Markers: an existing `[REDACTED:<kind>]` is never touched and no match may overlap one;
+overlapping matches merge into one marker of the more specific kind; a text in which
+something was found is passed again until nothing changes, so `redact(redact(x)) ==
+redact(x)` even where a rule's boundary depended on a neighbour that became a marker.
 
-Markers: an existing `[REDACTED:<kind>]` is never touched, a match that would overlap one
-is dropped, and overlapping matches are merged into one marker (the more specific kind
-wins), so `redact(redact(x)) == redact(x)`.
+Speed (bench/redact.py): rules run on `text` or on `text.lower()` (same offsets) with a
+literal first, so `re` skips ahead; a rule runs only if one of its gate characters (a
+memchr) and one of its trigger substrings occur in the text. ~25 MB/s on transcript
+blocks of ~380 characters on this machine, stdlib `re` only.
 """
 
+import bisect
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 VERSION = 1
 
@@ -74,15 +82,15 @@ class Rule:
     The span replaced is the `secret` group when the pattern has one, else the whole
     match. `lower` rules are written for lowercased text and run on `text.lower()` (same
     offsets), which lets `re` skip ahead on a literal prefix much faster than IGNORECASE.
-    `check(match, text, found)` sees the original text and the spans found so far; it
-    vetoes a match by returning a false value or names another kind by returning a str. Lower `priority` wins where matches
-    overlap. A rule runs only if one of its `gate` characters and one of its lowercase
-    `triggers` occur in the text (when it has them).
+    `check(match, text, ends)` sees the original text and where the spans found so far
+    end; it vetoes a match by returning a false value or names another kind by returning a
+    str. Lower `priority` wins where matches overlap. A rule runs only if one of its `gate`
+    characters and one of its lowercase `triggers` occur in the text (when it has them).
     """
 
     kind: str
     pattern: re.Pattern
-    gate: str = ""  # single characters, one of which must occur (a memchr: ten times cheaper than a trigger)
+    gate: str = ""  # single characters: `in` is a memchr, ten times cheaper than a trigger
     triggers: tuple[str, ...] = ()
     priority: int = 50
     lower: bool = False
@@ -147,33 +155,34 @@ def _token_like(value: str) -> bool:
     return has_digit and any(c.isupper() for c in value) and any(c.islower() for c in value)
 
 
-def _has_letters_and_digits(match: re.Match, text: str, found: list):
+def _has_letters_and_digits(match: re.Match, text: str, ends: set):
     value = match.group()
     return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
 
-def _mixed_case(match: re.Match, text: str, found: list):
+def _mixed_case(match: re.Match, text: str, ends: set):
     value = match.group("secret") if "secret" in match.re.groupindex else match.group()
     return any(c.isupper() for c in value) and any(c.islower() for c in value)
 
 
-def _not_placeholder(match: re.Match, text: str, found: list):
+def _not_placeholder(match: re.Match, text: str, ends: set):
     return not _is_placeholder(_value(match, text))
 
 
-def _random_value(match: re.Match, text: str, found: list):
+def _random_value(match: re.Match, text: str, ends: set):
     return _looks_random(_value(match, text))
 
 
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{16}")
 
 
-def _has_key_body(match: re.Match, text: str, found: list):
+def _has_key_body(match: re.Match, text: str, ends: set):
     """A PEM block with key material, not prose that names the BEGIN and END lines."""
-    return _BASE64_RUN.search(match.group(), 20) is not None
+    block = match.group()
+    return _BASE64_RUN.search(block, block.index("-----", 5) + 5) is not None
 
 
-def _check_authorization(match: re.Match, text: str, found: list):
+def _check_authorization(match: re.Match, text: str, ends: set):
     """`Authorization: <scheme> value`: any real value after a scheme; without one (prose such
     as "authorization: implemented in middleware", `AWS4-HMAC-SHA256`) only a machine-made key."""
     value = _value(match, text)
@@ -195,7 +204,7 @@ _VALUE = r"""(?:
 # in _check_assignment (`pass`, `pwd` and `key` need a prefix such as `db_` or `api`).
 _ASSIGNMENT_RE = re.compile(
     r"""
-    (?P<kw>password|passwd|passphrase|pass|pwd|secret|token|key)
+    (?P<kw>p(?:ass(?:word|wd|phrase)?|wd)|secret|token|key)
     (?![a-z0-9])
     (?P<close>\\?["'`]?\]?)                         # a JSON/YAML key's quote, a subscript's ]
     (?P<annotation>[ \t]*:[ \t]*[a-z_][\w.]*(?:\[[^\]\n]{0,40}\])?(?:[ \t]*\|[ \t]*none)?(?=[ \t]*=))?
@@ -205,7 +214,7 @@ _ASSIGNMENT_RE = re.compile(
 )
 # `--password value`, `-token value`: a flag and its argument. A separate pattern because
 # "token expired" in prose must not cost a Python-level check per keyword.
-_FLAG_RE = re.compile(r"-(?P<kw>password|passwd|passphrase|pass|pwd|secret|token|key)(?![a-z0-9])(?P<close>)(?P<op>[ \t]+)"
+_FLAG_RE = re.compile(r"-(?P<kw>p(?:ass(?:word|wd|phrase)?|wd)|secret|token|key)(?![a-z0-9])(?P<close>)(?P<op>[ \t]+)"
                       + _VALUE, re.VERBOSE)
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _PASSWORD_KEYWORDS = frozenset(("password", "passwd", "passphrase", "pass", "pwd"))
@@ -213,7 +222,7 @@ _STRONG_KEY_NAMES = ("api", "secret", "access", "private", "client", "auth", "si
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 
 
-def _check_assignment(match: re.Match, text: str, found: list):
+def _check_assignment(match: re.Match, text: str, ends: set):
     """Whether a `name = value` match is a secret, and its kind; see the module docstring."""
     op = match.group("op")
     kw_start = match.start("kw")
@@ -221,9 +230,8 @@ def _check_assignment(match: re.Match, text: str, found: list):
     start = kw_start
     while start > 0 and text[start - 1] in _NAME_CHARS:
         start -= 1
-    for secret_start, secret_end, *_ in found:  # `ghp_…_TOKEN=x`: the name starts after the secret,
-        if start < secret_end <= kw_start:     # as it will once the secret is a marker (idempotence)
-            start = secret_end
+    if ends:  # `ghp_…_TOKEN=x`: the name starts after the secret, as it will once that is a marker
+        start = max((end for end in range(start + 1, kw_start + 1) if end in ends), default=start)
     if text[start - 2:start] == "//":
         return False  # `https://user:token@host`: the url-password rule's, with the host kept
     if op == ":" and text[start - 1:start] in (":", "/"):
@@ -293,7 +301,8 @@ RULES: tuple[Rule, ...] = (
     Rule("aws-access-key-id", re.compile(_token("A", r"(?:KIA|SIA|BIA|CCA|3T[A-Z0-9])[A-Z0-9]{16}" + _E)),
          triggers=("akia", "asia", "abia", "acca", "a3t"), priority=10),
     Rule("aws-secret-key", re.compile(
-        r"(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)[\"'`]?[ \t]*(?:=>|:=|=|:)[ \t]*[\"']?"
+        r"secret_?(?:access_?key|key(?<=aws_secret_key)|key(?<=awssecretkey)|key(?<=aws_secretkey)|key(?<=awssecret_key))"
+        r"[\"'`]?[ \t]*(?:=>|:=|=|:)[ \t]*[\"']?"
         r"(?P<secret>[a-z0-9/+]{40})(?![a-z0-9/+])"),
         gate="=:", triggers=("aws_secret", "secret_access", "secretaccess"), priority=10, lower=True),
     Rule("aws-secret-key", re.compile(  # a key pair pasted together: the id, then the secret close by
@@ -322,9 +331,11 @@ RULES: tuple[Rule, ...] = (
          gate="-", triggers=("gocspx-",), priority=10),
     Rule("google-oauth-token", re.compile(_token("ya29.", r"[0-9A-Za-z_-]{20,}")),
          gate=".", triggers=("ya29.",), priority=10),
-    Rule("stripe-key", re.compile(
-        r"(?<![A-Za-z0-9_])(?:(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{10,}|whsec_[0-9A-Za-z+/=]{24,})"),
-        gate="_", triggers=("k_live_", "k_test_", "whsec_"), priority=10),
+    Rule("stripe-key", re.compile(_token("sk_", r"(?:live|test)_[0-9A-Za-z]{10,}")),
+         gate="_", triggers=("sk_live_", "sk_test_"), priority=10),
+    Rule("stripe-key", re.compile(_token("rk_", r"(?:live|test)_[0-9A-Za-z]{10,}")),
+         gate="_", triggers=("rk_live_", "rk_test_"), priority=10),
+    Rule("stripe-key", re.compile(_token("whsec_", r"[0-9A-Za-z+/=]{24,}")), gate="_", triggers=("whsec_",), priority=10),
     Rule("jwt", re.compile(_token("eyJ", r"[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*")),
          gate=".", triggers=("eyj",), priority=20),
     Rule("npm-token", re.compile(_token("npm_", r"[A-Za-z0-9]{36}" + _E)), gate="_", triggers=("npm_",), priority=10),
@@ -377,8 +388,10 @@ def _secret_span(match: re.Match) -> tuple[int, int]:
     return match.span()
 
 
-def _overlaps(spans: list[tuple[int, int]], start: int, end: int) -> bool:
-    return any(s < end and start < e for s, e in spans)
+def _touches_marker(markers: list[tuple[int, int]], marker_ends: list[int], start: int, end: int) -> bool:
+    """Whether [start, end) overlaps one of the (sorted, disjoint) marker spans."""
+    i = bisect.bisect_right(marker_ends, start)
+    return i < len(markers) and markers[i][0] < end
 
 
 class Redactor:
@@ -393,6 +406,8 @@ class Redactor:
     def __init__(self, extra_patterns=()):
         extra = []
         for i, entry in enumerate(extra_patterns):
+            if not isinstance(entry, dict):
+                raise ValueError(f"extra_patterns[{i}]: expected a table {{kind, pattern}}")
             kind, pattern = entry.get("kind"), entry.get("pattern")
             if not isinstance(kind, str) or not _SLUG_RE.fullmatch(kind):
                 raise ValueError(f'extra_patterns[{i}].kind: must be a slug such as "internal-token"')
@@ -409,7 +424,8 @@ class Redactor:
         # need the offsets of `low` to be those of `text`.
         low = (text.replace("\u0130", "I") if "\u0130" in text else text).lower()
         markers = [m.span() for m in MARKER_RE.finditer(text)] if _MARKER_TRIGGER in low else []
-        found = []
+        marker_ends = [end for _, end in markers]
+        found, ends = [], set()
         for rule in self.rules:
             if rule.gate:  # plain loops: this runs for every rule of every block
                 for char in rule.gate:
@@ -424,13 +440,13 @@ class Redactor:
                 else:
                     continue
             subject, search, pos = (low if rule.lower else text), rule.pattern.search, 0
-            while (match := search(subject, pos)) is not None:
+            while pos <= len(subject) and (match := search(subject, pos)) is not None:
                 # After a veto, look again from the next character: a rejected `PASSWORD=changeme…`
                 # must not hide a `SECRET_KEY = '…'` inside its span.
                 pos = match.start() + 1
                 kind = rule.kind
                 if rule.check is not None:
-                    verdict = rule.check(match, text, found)
+                    verdict = rule.check(match, text, ends)
                     if not verdict:
                         continue
                     if isinstance(verdict, str):
@@ -439,9 +455,11 @@ class Redactor:
                 if start == end:
                     continue
                 # Never touch a marker, nor count a keyword that sits inside one (`…-token]: x`).
-                if markers and (_overlaps(markers, start, end) or _overlaps(markers, match.start(), match.start() + 1)):
+                if markers and (_touches_marker(markers, marker_ends, start, end)
+                                or _touches_marker(markers, marker_ends, match.start(), match.start() + 1)):
                     continue
                 found.append((start, end, rule.priority, kind))
+                ends.add(end)
                 pos = max(pos, match.end())
         if not found:
             return []

@@ -125,4 +125,6 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"stderr": {"class": "logging.StreamHandler", "stream": "ext://sys.stderr", "formatter": "plain"}},
     "root": {"handlers": ["stderr"], "level": LOG_LEVEL},
+    # Given a handler here, Huey's consumer does not add its own (which would log twice).
+    "loggers": {"huey": {"handlers": ["stderr"], "level": LOG_LEVEL, "propagate": False}},
 }

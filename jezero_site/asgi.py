@@ -1,11 +1,56 @@
-"""ASGI entry point (gunicorn `-k asgi`)."""
+"""The ASGI application (gunicorn `-k asgi`): one router in front of Django and MCP.
 
+- `lifespan` events go to the MCP app (Django's ASGI handler does not speak lifespan; the
+  MCP SDK needs it to run its session manager);
+- `/mcp` goes to MCP after the bearer check (401 without a valid token, 403 without the
+  read scope); the caller rides in the scope for the tools;
+- everything else goes to Django.
+"""
+
+import json
 import os
 
 import jezero_site  # noqa: F401  (puts the bundled SQLite in place first)
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "jezero_site.settings")
 
+from asgiref.sync import sync_to_async  # noqa: E402
 from django.core.asgi import get_asgi_application  # noqa: E402
 
-application = get_asgi_application()
+django_app = get_asgi_application()
+
+from library import clients  # noqa: E402
+from library import mcp as library_mcp  # noqa: E402
+
+mcp_app = library_mcp.asgi_app()
+
+
+async def _refuse(send, status, detail):
+    body = json.dumps({"detail": detail}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if status == 401:
+        headers.append((b"www-authenticate", b"Bearer"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _header(scope, name):
+    for key, value in scope.get("headers", ()):
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+async def application(scope, receive, send):
+    if scope["type"] == "lifespan":
+        return await mcp_app(scope, receive, send)
+    path = scope.get("path", "")
+    if scope["type"] == "http" and (path == "/mcp" or path.startswith("/mcp/")):
+        token = clients.bearer(_header(scope, b"authorization"))
+        caller = await sync_to_async(clients.authenticate)(token) if token else None
+        if caller is None:
+            return await _refuse(send, 401, "missing or invalid token")
+        if not caller.can("read"):
+            return await _refuse(send, 403, "this token lacks the read scope")
+        return await mcp_app({**scope, library_mcp.SCOPE_KEY: caller}, receive, send)
+    return await django_app(scope, receive, send)

@@ -156,3 +156,49 @@ class RunReport(models.Model):
 
     def __str__(self):
         return f"{self.connector} run at {self.started_at:%Y-%m-%d %H:%M}"
+
+
+class Client(models.Model):
+    """An agent or device with a bearer token (SPEC §10). Only the token's hash is stored."""
+
+    SCOPES = ("read", "upload")
+
+    name = models.CharField(max_length=100, unique=True)
+    token_id = models.CharField(max_length=16, unique=True)      # the public part, for lookup
+    token_hash = models.CharField(max_length=64)                  # sha256 of the whole token
+    sources = models.JSONField(default=list, blank=True)          # allowed-source globs; none by default
+    scopes = models.JSONField(default=list, blank=True)
+    upload_source = models.CharField(max_length=200, blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "clients"
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+
+class InboxSession(models.Model):
+    """A session a device uploaded (SPEC §12): only its redacted entries and hints, never the
+    raw upload. A new upload of the same session replaces the row and bumps `version`."""
+
+    source = models.CharField(max_length=200)
+    session_id = models.CharField(max_length=200)
+    agent = models.CharField(max_length=40)
+    version = models.PositiveIntegerField(default=1)
+    entries = models.JSONField(default=list)   # [[role, text, time or null], ...], redacted
+    hints = models.JSONField(default=dict)     # redacted
+    ended = models.BooleanField(default=False)
+    uploaded_by = models.CharField(max_length=100, blank=True, default="")
+    received_at = models.DateTimeField(default=timezone.now)
+    size = models.PositiveIntegerField(default=0)  # bytes after decompression
+
+    class Meta:
+        db_table = "inbox_sessions"
+        constraints = [models.UniqueConstraint(fields=["source", "session_id"], name="inbox_session_unique")]
+
+    def __str__(self):
+        return f"{self.source}:{self.session_id} v{self.version}"

@@ -29,7 +29,7 @@ from django.utils import timezone
 
 from connectors import registry
 from connectors.base import UnitError, finish_blocks
-from library import maintenance, projects, redact
+from library import inbox, maintenance, projects, redact
 from library.errors import LibraryError
 from library.models import Item, RunReport, UnitCursor
 from library.segments import segment
@@ -325,7 +325,10 @@ class Run:
 
     def execute(self):
         report, config = self.report, self.config
-        connector = registry.make(config["type"], config)
+        if config["type"] == "upload":
+            connector = inbox.InboxConnector(self.name)
+        else:
+            connector = registry.make(config["type"], config)
         if config.get("path") and not Path(config["path"]).expanduser().exists():
             report.warnings["path_missing"] += 1
             report.errors.append({"unit": None, "error": f"{config['path']} does not exist"})

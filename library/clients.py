@@ -1,0 +1,131 @@
+"""Clients: agents and devices that call the API and MCP with a bearer token (SPEC §10).
+
+A token looks like `jz_<id>_<secret>`. Only its sha256 is stored; the id finds the row and
+the hashes are compared in constant time. `Caller` is what every read path receives: the
+allowed-source globs and scopes of a client, or of a logged-in person (who may read
+everything). `authenticate()` is shared by the API and the MCP endpoint.
+"""
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.db import IntegrityError
+from django.utils import timezone
+
+from jezero_site.config import SOURCE_NAME_RE
+from library.errors import BadInput, NotFound
+from library.models import Client
+
+TOKEN_PREFIX = "jz_"
+_LAST_USED_EVERY = timedelta(minutes=1)  # write last_used at most this often per client
+
+
+@dataclass(frozen=True)
+class Caller:
+    name: str
+    sources: tuple = ()
+    scopes: frozenset = field(default_factory=frozenset)
+    upload_source: str = ""
+    person: bool = False
+
+    def can(self, scope):
+        return scope in self.scopes
+
+
+def person(user):
+    """The Caller for a logged-in person: reads every source."""
+    return Caller(name=user.get_username(), sources=("*",), scopes=frozenset({"read"}), person=True)
+
+
+def _digest(token):
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def _parse_list(value, what):
+    items = [part.strip() for part in (value or "").split(",") if part.strip()] if isinstance(value, str) else list(value or [])
+    if not all(isinstance(item, str) and item for item in items):
+        raise BadInput(f"{what}: expected names separated by commas")
+    return items
+
+
+def _check_scopes(scopes):
+    unknown = [s for s in scopes if s not in Client.SCOPES]
+    if unknown:
+        raise BadInput(f"--scopes: {unknown[0]!r} is not one of {', '.join(Client.SCOPES)}")
+    return sorted(set(scopes))
+
+
+def create(name, *, sources=(), scopes=("read",), upload_source=""):
+    """Create a client; returns (client, token). The token is shown once and never stored."""
+    if not name or not SOURCE_NAME_RE.match(name):
+        raise BadInput(f"name: {name!r} must be letters, digits, '.', '_', '-'")
+    sources = _parse_list(sources, "--sources")
+    scopes = _check_scopes(_parse_list(scopes, "--scopes"))
+    if upload_source and not SOURCE_NAME_RE.match(upload_source):
+        raise BadInput(f"--upload-source: {upload_source!r} is not a source name")
+    if "upload" in scopes and not upload_source:
+        raise BadInput("--upload-source: a client with the upload scope needs the source its uploads land in")
+    token_id = secrets.token_hex(6)
+    token = f"{TOKEN_PREFIX}{token_id}_{secrets.token_urlsafe(32)}"
+    try:
+        client = Client.objects.create(name=name, token_id=token_id, token_hash=_digest(token), sources=sources,
+                                       scopes=scopes, upload_source=upload_source)
+    except IntegrityError:
+        raise BadInput(f"a client named {name!r} exists already") from None
+    return client, token
+
+
+def update(name, *, sources=None, scopes=None, upload_source=None):
+    client = get(name)
+    if sources is not None:
+        client.sources = _parse_list(sources, "--sources")
+    if scopes is not None:
+        client.scopes = _check_scopes(_parse_list(scopes, "--scopes"))
+    if upload_source is not None:
+        client.upload_source = upload_source
+    client.save()
+    return client
+
+
+def get(name):
+    client = Client.objects.filter(name=name).first()
+    if client is None:
+        raise NotFound(f"no client named {name!r}")
+    return client
+
+
+def revoke(name):
+    """Revoke a client's token at once. Idempotent."""
+    client = get(name)
+    if client.revoked_at is None:
+        client.revoked_at = timezone.now()
+        client.save(update_fields=["revoked_at"])
+    return client
+
+
+def authenticate(token, now=None):
+    """The Caller for a bearer token, or None (unknown, malformed, revoked)."""
+    if not token or not token.startswith(TOKEN_PREFIX) or token.count("_") < 2:
+        return None
+    token_id = token[len(TOKEN_PREFIX):].split("_", 1)[0]
+    client = Client.objects.filter(token_id=token_id).first()
+    if client is None or client.revoked_at is not None:
+        return None
+    if not hmac.compare_digest(client.token_hash, _digest(token)):
+        return None
+    now = now or timezone.now()
+    if client.last_used_at is None or client.last_used_at < now - _LAST_USED_EVERY:
+        Client.objects.filter(pk=client.pk).update(last_used_at=now)
+    return Caller(name=client.name, sources=tuple(client.sources), scopes=frozenset(client.scopes),
+                  upload_source=client.upload_source)
+
+
+def bearer(header):
+    """The token in an `Authorization: Bearer …` header value, or None."""
+    if not header:
+        return None
+    scheme, _, value = header.partition(" ")
+    return value.strip() or None if scheme.lower() == "bearer" else None

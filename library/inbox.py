@@ -1,0 +1,154 @@
+"""Sessions uploaded by devices (SPEC §12) and the `upload` connector type that reads them.
+
+`receive()` takes an upload's bytes, parses them at once with the same reader as the
+folder connector of that agent, redacts every entry and hint, and stores only that — never
+the raw upload — in one inbox row per (source, session). A new upload of a session replaces
+the row and bumps its version, which is the `upload` connector's cursor. Anything wrong
+(too large, not gzip, not UTF-8, not a transcript) raises before anything is stored.
+"""
+
+import codecs
+import gzip
+import re
+import tempfile
+import zlib
+from datetime import datetime
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from connectors import registry
+from connectors.base import Entry, Reading, Unit
+from library import redact
+from library.errors import LibraryError
+from library.models import InboxSession
+
+AGENTS = ("claude_code", "codex")
+_SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
+_CHUNK = 1 << 20
+
+
+class UploadRejected(LibraryError):
+    """The upload cannot be stored; `status` is the HTTP status that says why."""
+
+    def __init__(self, message, status):
+        super().__init__(message)
+        self.status = status
+
+
+def max_upload_bytes():
+    return settings.JEZERO_MAX_UPLOAD_BYTES
+
+
+def _decompressed(chunks, gzipped, limit, out):
+    """Write the body to `out`, gunzipping on the fly; 413 past `limit` bytes of output."""
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS) if gzipped else None
+    written = 0
+    for chunk in chunks:
+        data = inflater.decompress(chunk, limit + 1 - written) if inflater else chunk
+        while True:
+            written += len(data)
+            if written > limit:
+                raise UploadRejected(f"the transcript is larger than {limit:,} bytes", 413)
+            out.write(data)
+            if not inflater or not inflater.unconsumed_tail:
+                break
+            data = inflater.decompress(inflater.unconsumed_tail, limit + 1 - written)
+    if inflater is not None:
+        tail = inflater.flush()
+        written += len(tail)
+        if written > limit:
+            raise UploadRejected(f"the transcript is larger than {limit:,} bytes", 413)
+        out.write(tail)
+        if not inflater.eof:
+            raise UploadRejected("the gzip stream is truncated", 422)
+    return written
+
+
+def _check_utf8(path):
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    offset = 0
+    with open(path, "rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            try:
+                decoder.decode(chunk)
+            except UnicodeDecodeError as exc:
+                raise UploadRejected(f"the transcript is not UTF-8 text (bad byte at offset {offset + exc.start})",
+                                     422) from None
+            offset += len(chunk)
+        try:
+            decoder.decode(b"", final=True)
+        except UnicodeDecodeError:
+            raise UploadRejected("the transcript is not UTF-8 text (it ends inside a character)", 422) from None
+
+
+def parse(agent, session_id, chunks, *, gzipped, limit):
+    """Read an upload with the agent's own reader: (Reading, size). Raises UploadRejected."""
+    if agent not in AGENTS:
+        raise UploadRejected(f"agent: {agent!r} is not one of {', '.join(AGENTS)}", 422)
+    if not _SESSION_ID.match(session_id or ""):
+        raise UploadRejected("session_id: letters, digits, '.', '_', '-' (at most 200)", 422)
+    with tempfile.TemporaryDirectory(prefix="jezero-upload-") as folder:
+        path = Path(folder) / f"{session_id}.jsonl"
+        with open(path, "wb") as out:
+            try:
+                size = _decompressed(chunks, gzipped, limit, out)
+            except (zlib.error, gzip.BadGzipFile) as exc:
+                raise UploadRejected(f"the body is not valid gzip ({exc})", 422) from None
+        if size == 0:
+            raise UploadRejected("the transcript is empty", 422)
+        _check_utf8(path)
+        connector, unit = registry.for_file(agent, path)
+        reading = connector.read(unit)
+    if not reading.entries:
+        bad = sum(reading.warnings.values())
+        raise UploadRejected(f"no {agent} transcript found in the upload"
+                             + (f" ({bad} line(s) skipped: {', '.join(sorted(reading.warnings))})" if bad else ""), 422)
+    return reading, size
+
+
+def receive(caller, agent, session_id, chunks, *, gzipped=False, cwd=None, git_remote=None, git_branch=None,
+            project=None, ended=False):
+    """Parse, redact and store an upload for `caller` (who has the upload scope). Returns the
+    inbox row. Nothing is stored unless everything succeeded."""
+    source = caller.upload_source
+    if not source:
+        raise UploadRejected("this client has no upload source: set one with `jezero client`", 403)
+    reading, size = parse(agent, session_id, chunks, gzipped=gzipped, limit=max_upload_bytes())
+    redactor = redact.Redactor(settings.JEZERO["redaction"]["extra_patterns"])
+    entries = [[e.role, redactor.redact(e.text), e.time.isoformat() if e.time else None] for e in reading.entries]
+    sent = {"cwd": cwd, "git_remote": git_remote, "git_branch": git_branch, "device_project": project}
+    hints = {**reading.hints, **{key: value for key, value in sent.items() if value}}
+    hints = redactor.redact_value(hints)
+    with transaction.atomic():
+        row = InboxSession.objects.filter(source=source, session_id=session_id).first()
+        if row is None:
+            row = InboxSession(source=source, session_id=session_id, version=0)
+        row.agent, row.entries, row.hints, row.ended = agent, entries, hints, ended
+        row.version += 1
+        row.uploaded_by, row.received_at, row.size = caller.name, timezone.now(), size
+        row.save()
+    return row
+
+
+class InboxConnector:
+    """The `upload` connector type: the inbox rows of one source, as units."""
+
+    type_name = "upload"
+
+    def __init__(self, source, **options):
+        self.source = source
+
+    def discover(self):
+        rows = InboxSession.objects.filter(source=self.source).only("session_id", "version", "received_at")
+        for row in rows.iterator():
+            yield Unit(id=row.session_id, ref=row.session_id, fingerprint=str(row.version), modified=row.received_at,
+                       path=None)
+
+    def read(self, unit):
+        row = InboxSession.objects.get(source=self.source, session_id=unit.id)
+        entries = [Entry(role=role, text=text, time=datetime.fromisoformat(time) if time else None)
+                   for role, text, time in row.entries]
+        return Reading(entries=entries, hints=dict(row.hints))

@@ -4,14 +4,24 @@ every read applies the caller's allowed sources. Errors are `{"detail": …}`: 4
 401 no or invalid token, 403 missing scope, 404, 413, 422."""
 
 from django.http import HttpRequest
-from ninja import NinjaAPI, Query, Router, Schema
+from ninja import NinjaAPI, Query, Router, Schema, Status
 from ninja.errors import AuthenticationError, HttpError
 from ninja.security import HttpBearer, django_auth
 
 from library import clients, hooks, inbox, search
 from library.errors import BadInput, NotFound
-from library.schemas import (ErrorOut, FirstPromptIn, InjectionOut, ItemOut, LaterOut, SearchOut, SessionStartIn,
-                             TimelineOut, UploadOut, later_dict)
+from library.schemas import (
+    ErrorOut,
+    FirstPromptIn,
+    InjectionOut,
+    ItemOut,
+    LaterOut,
+    SearchOut,
+    SessionStartIn,
+    TimelineOut,
+    UploadOut,
+    later_dict,
+)
 
 
 class ClientToken(HttpBearer):
@@ -116,7 +126,7 @@ def upload_session(request, params: Query[UploadParams]):
                         ended=params.ended)
     body = {"source": row.source, "session_id": row.session_id, "agent": row.agent, "version": row.version,
             "entries": len(row.entries), "size": row.size, "replaced": row.version > 1}
-    return (200 if row.version > 1 else 201), body
+    return Status(200 if row.version > 1 else 201, body)
 
 
 @devices.post("/hooks/session-start", response={200: InjectionOut, **COMMON})

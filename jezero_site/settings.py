@@ -3,7 +3,8 @@
 Environment: `JEZERO_DATA_DIR` (default `./data`), `JEZERO_CONFIG` (default
 `<data>/jezero.toml`), `JEZERO_SECRET_KEY` / `JEZERO_SECRET_KEY_FILE` (else the
 `secret_key` file that `jezero init` writes), `JEZERO_DEBUG`, `JEZERO_ALLOWED_HOSTS`,
-`JEZERO_LOG_LEVEL`, `JEZERO_HUEY_IMMEDIATE`, `JEZERO_MAX_UPLOAD_MB`. Every path derives from the data folder. Logs go
+`JEZERO_LOG_LEVEL`, `JEZERO_HUEY_IMMEDIATE`, `JEZERO_MAX_UPLOAD_MB`, `JEZERO_BIND`,
+`JEZERO_WORKERS`. Every path derives from the data folder. Logs go
 to stderr, so that the CLI's stdout stays clean JSON or text.
 """
 
@@ -20,6 +21,9 @@ try:
     _secret = env.secret("JEZERO_SECRET_KEY")
     HUEY_IMMEDIATE = env.boolean("JEZERO_HUEY_IMMEDIATE", False)
     LOG_LEVEL = env.text("JEZERO_LOG_LEVEL", "INFO").upper()
+    # Where `jezero serve` listens and how many server processes it starts.
+    JEZERO_BIND = env.text("JEZERO_BIND", "127.0.0.1:8000")
+    JEZERO_WORKERS = env.integer("JEZERO_WORKERS", 2, minimum=1, maximum=64)
     # Largest session upload, after decompression (SPEC §12: default 50 MB).
     JEZERO_MAX_UPLOAD_BYTES = env.integer("JEZERO_MAX_UPLOAD_MB", 50, minimum=1, maximum=2048) * 1_000_000
 except (config.ConfigError, env.EnvError) as exc:

@@ -1,16 +1,20 @@
 import os
 import sys
 
+from django.conf import settings
+
 from library.cli import Verb
 
 
 class Command(Verb):
-    help = "Serve the web app (gunicorn, ASGI workers)."
+    help = "Serve the web app, the JSON API and MCP (gunicorn with ASGI workers)."
     json_output = False
 
     def add_arguments(self, parser):
-        parser.add_argument("--bind", default="127.0.0.1:8000", help="address:port (default 127.0.0.1:8000)")
-        parser.add_argument("--workers", type=int, default=2, help="server processes (default 2)")
+        parser.add_argument("--bind", default=settings.JEZERO_BIND,
+                            help=f"address:port (default JEZERO_BIND, now {settings.JEZERO_BIND})")
+        parser.add_argument("--workers", type=int, default=settings.JEZERO_WORKERS,
+                            help=f"server processes (default JEZERO_WORKERS, now {settings.JEZERO_WORKERS})")
 
     def handle(self, *args, **opts):
         argv = [sys.executable, "-m", "gunicorn", "jezero_site.asgi:application", "--worker-class", "asgi",

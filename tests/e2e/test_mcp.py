@@ -1,0 +1,204 @@
+"""MCP and the API against a real `jezero serve` process (gunicorn, two ASGI workers), with the
+official MCP SDK's client: the four tools, tokens, source isolation, ten agents at once."""
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx2 as httpx
+import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+JEZERO = Path(sys.executable).with_name("jezero")
+RECORDS = {
+    "agent-laptop": [
+        {"key": "d1", "title": "Keep analytics behind the consent banner", "summary": "Decided to keep GA.",
+         "project": "shop-site", "occurred_at": "2026-05-01T09:00:00Z",
+         "atoms": [{"kind": "decision", "text": "keep GA behind consent"}]},
+        {"key": "d2", "title": "Remove the analytics script from the shop", "summary": "Server-side counts instead.",
+         "project": "shop-site", "occurred_at": "2026-08-01T09:00:00Z"},
+        {"key": "d3", "title": "Restic backups to Backblaze at 03:30", "summary": "Moved backups off the USB disk.",
+         "project": "home-server", "occurred_at": "2026-09-06T09:00:00Z"},
+    ],
+    "mail-home": [
+        {"key": "m1", "title": "Analytics invoice from the agency", "summary": "The agency billed the analytics setup.",
+         "project": "shop-site", "occurred_at": "2026-10-01T09:00:00Z"},
+    ],
+}
+
+
+def _free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("mcp")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JEZERO_")}
+    env.update(JEZERO_DATA_DIR=str(tmp / "data"), HOME=str(tmp), JEZERO_ALLOWED_HOSTS="127.0.0.1,localhost,jezero.example")
+
+    def jezero(*args):
+        proc = subprocess.run([str(JEZERO), *args], env=env, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    jezero("init")
+    for source, records in RECORDS.items():
+        path = tmp / f"{source}.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+        jezero("import-jsonl", str(path), "--source", source, *(["--trust", "external"] if source.startswith("mail") else []))
+    tokens = {
+        "all": json.loads(jezero("client", "add", "all", "--sources", "*", "--json"))["token"],
+        "agents": json.loads(jezero("client", "add", "agents", "--sources", "agent-*", "--json"))["token"],
+        "revoked": json.loads(jezero("client", "add", "gone", "--sources", "*", "--json"))["token"],
+        "uploader": json.loads(jezero("client", "add", "dev", "--sources", "*", "--scopes", "upload",
+                                      "--upload-source", "uploads-x", "--json"))["token"],
+    }
+    jezero("client", "revoke", "gone")
+    ids = {r["key"]: r["id"] for r in json.loads(jezero("timeline", "--json"))["results"]}
+    port = _free_port()
+    proc = subprocess.Popen([str(JEZERO), "serve", "--bind", f"127.0.0.1:{port}", "--workers", "2"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        try:
+            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    else:
+        proc.kill()
+        pytest.fail("the server did not start")
+    yield {"url": url, "tokens": tokens, "ids": ids, "jezero": jezero}
+    proc.terminate()
+    proc.wait(timeout=20)
+
+
+async def _session_call(url, token, calls):
+    """Open one MCP session with `token` and run `calls(session)`."""
+    async with httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
+        async with streamable_http_client(f"{url}/mcp", http_client=http) as (read, write, *_):
+            async with ClientSession(read, write) as session:
+                init = await session.initialize()
+                return init, await calls(session)
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def test_the_four_tools_with_the_instructions(server):
+    async def calls(session):
+        tools = await session.list_tools()
+        found = await session.call_tool("search", {"query": "analytics consent", "project": "shop-site"})
+        top = found.structured_content["results"][0]["id"]
+        item = await session.call_tool("get_item", {"item_id": top, "include_original": True})
+        line = await session.call_tool("timeline", {"project": "shop-site", "limit": 2})
+        newer = await session.call_tool("later", {"item_id": top, "query": "analytics"})
+        return tools, found, item, line, newer
+
+    init, (tools, found, item, line, newer) = run(_session_call(server["url"], server["tokens"]["all"], calls))
+    assert "literal" in init.instructions and "later" in init.instructions and "external" in init.instructions
+    assert sorted(t.name for t in tools.tools) == ["get_item", "later", "search", "timeline"]
+    assert all(t.output_schema for t in tools.tools)  # typed, structured outputs
+    assert found.structured_content["match"] == '"analytics" OR "consent"'
+    assert found.structured_content["results"][0]["key"] == "agent-laptop:d1"
+    assert item.structured_content["title"] == "Keep analytics behind the consent banner"
+    assert item.structured_content["atoms"] == [{"kind": "decision", "text": "keep GA behind consent"}]
+    assert [r["key"] for r in line.structured_content["results"]] == ["mail-home:m1", "agent-laptop:d2"]
+    assert line.structured_content["results"][0]["trust"] == "external"
+    assert newer.structured_content["matched_by"] == "subject"
+    assert "agent-laptop:d2" in [r["key"] for r in newer.structured_content["results"]]
+
+
+def test_a_tool_error_is_an_error_result_not_a_crash(server):
+    async def calls(session):
+        return await session.call_tool("get_item", {"item_id": 999999})
+
+    _, result = run(_session_call(server["url"], server["tokens"]["all"], calls))
+    assert result.is_error and "not found" in result.content[0].text
+
+
+@pytest.mark.parametrize("token", [None, "wrong", "jz_000000000000_nope", "revoked", "uploader"])
+def test_mcp_refuses_missing_wrong_revoked_and_scope_less_tokens(server, token):
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    value = server["tokens"].get(token, token)
+    if value:
+        headers["Authorization"] = f"Bearer {value}"
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    response = httpx.post(f"{server['url']}/mcp", headers=headers, json=body, timeout=10)
+    assert response.status_code == (403 if token == "uploader" else 401)
+    assert "detail" in response.json()
+
+
+def test_an_agent_client_never_sees_mail_through_any_tool_or_route(server):
+    mail_id = server["ids"]["mail-home:m1"]
+    agent_id = server["ids"]["agent-laptop:d1"]
+
+    async def calls(session):
+        return [
+            await session.call_tool("search", {"query": "analytics invoice agency", "limit": 50}),
+            await session.call_tool("get_item", {"item_id": mail_id}),
+            await session.call_tool("timeline", {"limit": 50}),
+            await session.call_tool("timeline", {"source": "mail-home"}),
+            await session.call_tool("later", {"item_id": agent_id}),
+            await session.call_tool("later", {"item_id": mail_id}),
+        ]
+
+    _, answers = run(_session_call(server["url"], server["tokens"]["agents"], calls))
+    rows = [row for a in answers if a.structured_content for row in a.structured_content.get("results", [])]
+    assert rows and not [row for row in rows if row["source"] == "mail-home" or row["id"] == mail_id]
+    assert answers[1].is_error and answers[5].is_error  # not found, not forbidden
+    headers = {"Authorization": f"Bearer {server['tokens']['agents']}"}
+    routes = [("get", "/api/v1/search?q=analytics%20agency&limit=50", None),
+              ("get", f"/api/v1/items/{mail_id}", None), ("get", "/api/v1/timeline?limit=50", None),
+              ("get", f"/api/v1/items/{agent_id}/later", None),
+              ("post", "/api/v1/hooks/session-start", {"cwd": "/home/ana/src/shop-site"}),
+              ("post", "/api/v1/hooks/first-prompt", {"prompt": "analytics invoice agency billed"})]
+    for method, path, body in routes:
+        response = httpx.request(method.upper(), server["url"] + path, headers=headers, json=body, timeout=10)
+        assert "mail-home" not in response.text and "Analytics invoice" not in response.text, path
+    assert httpx.get(server["url"] + f"/api/v1/items/{mail_id}", headers=headers).status_code == 404
+
+
+def test_ten_agents_at_once_get_correct_answers(server):
+    queries = [("analytics consent", "agent-laptop:d1"), ("restic backblaze", "agent-laptop:d3"),
+               ("remove analytics script", "agent-laptop:d2")]
+
+    async def agent(n):
+        async def calls(session):
+            answers = []
+            for round_ in range(5):
+                query, expected = queries[(n + round_) % len(queries)]
+                result = await session.call_tool("search", {"query": query})
+                answers.append((result.is_error, result.structured_content["results"][0]["key"], expected))
+            return answers
+
+        return (await _session_call(server["url"], server["tokens"]["all"], calls))[1]
+
+    async def everyone():
+        return await asyncio.gather(*(agent(n) for n in range(10)))
+
+    results = [answer for answers in run(everyone()) for answer in answers]
+    assert len(results) == 50
+    assert all(not error and got == expected for error, got, expected in results)
+
+
+def test_unknown_host_headers_are_refused_and_configured_ones_work(server):
+    headers = {"Authorization": f"Bearer {server['tokens']['all']}", "Content-Type": "application/json",
+               "Accept": "application/json, text/event-stream"}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    evil = httpx.post(f"{server['url']}/mcp", headers={**headers, "Host": "evil.example"}, json=body, timeout=10)
+    assert evil.status_code == 421
+    proxied = httpx.post(f"{server['url']}/mcp", headers={**headers, "Host": "jezero.example"}, json=body, timeout=10)
+    assert proxied.status_code == 200

@@ -10,7 +10,7 @@ from django.core import checks
 from django.db.backends.sqlite3.base import Database
 
 
-@checks.register()
+@checks.register("jezero")
 def sqlite_has_tokenizer(app_configs=None, **kwargs):
     tokenizer = settings.JEZERO["storage"]["tokenizer"]
     try:

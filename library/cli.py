@@ -27,9 +27,17 @@ class Verb(BaseCommand):
             parser.add_argument("--json", action="store_true", help="print JSON instead of text")
         return parser
 
+    # Verbs check only what Jezero needs (the SQLite and its tokenizer, `jezero.E001`):
+    # Django's full system checks import every URL and app module, which costs a read verb
+    # more than its query. `serve`, `worker` and `init` ask for all of them.
+    requires_system_checks = []
+    system_checks = "jezero"  # "jezero", "all", or "none" (a verb that runs them itself)
+
     def execute(self, *args, **options):
+        if not options.get("skip_checks") and self.system_checks != "none":
+            self.check(tags=None if self.system_checks == "all" else ["jezero"])
         try:
-            return super().execute(*args, **options)
+            return super().execute(*args, **{**options, "skip_checks": True})
         except LibraryError as exc:
             raise CommandError(str(exc)) from None
 

@@ -8,7 +8,7 @@ from library.cli import Verb
 class Command(Verb):
     help = ("Verify the library: Django's system checks, items and full-text rows agree (count and content), "
             "FTS5 integrity-check, and the index's tokenizer. Exits 1 on any difference.")
-    requires_system_checks = []  # run below, reported together with the index check
+    system_checks = "none"  # run below, reported together with the index check
 
     def handle(self, *args, **opts):
         system = [str(m) for m in django_checks.run_checks() if m.level >= django_checks.ERROR]

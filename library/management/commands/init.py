@@ -18,6 +18,7 @@ class Command(Verb):
     help = ("Set up the data folder: config, secret key (both written before this runs), migrations, "
             "an admin user, and optionally the bundled demo library. Idempotent: says 'skipped' for what exists.")
     json_output = False
+    system_checks = "all"
 
     def add_arguments(self, parser):
         parser.add_argument("--demo", action="store_true", help="import the bundled demo library into an empty library")

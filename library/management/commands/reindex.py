@@ -4,7 +4,6 @@ from library.cli import Verb
 
 class Command(Verb):
     help = "Rebuild the full-text index from the items with storage.tokenizer (e.g. after changing it)."
-    requires_system_checks = []  # it is the cure for a tokenizer mismatch, so it must run despite one
 
     def handle(self, *args, **opts):
         previous = store.recorded_tokenizer()

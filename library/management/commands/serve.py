@@ -9,6 +9,7 @@ from library.cli import Verb
 class Command(Verb):
     help = "Serve the web app, the JSON API and MCP (gunicorn with ASGI workers)."
     json_output = False
+    system_checks = "all"
 
     def add_arguments(self, parser):
         parser.add_argument("--bind", default=settings.JEZERO_BIND,

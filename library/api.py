@@ -6,7 +6,7 @@ every read applies the caller's allowed sources. Errors are `{"detail": …}`: 4
 from django.http import HttpRequest
 from ninja import NinjaAPI, Query, Router, Schema, Status
 from ninja.errors import AuthenticationError, HttpError
-from ninja.security import HttpBearer, django_auth
+from ninja.security import HttpBearer, SessionAuth
 
 from library import clients, hooks, inbox, search
 from library.errors import BadInput, NotFound
@@ -29,6 +29,17 @@ class ClientToken(HttpBearer):
         return clients.authenticate(token)
 
 
+class BrowserSession(SessionAuth):
+    """A logged-in person's session (with Django's CSRF check on writes) — only when the
+    request carries no token and does carry a session cookie. A wrong token is answered 401
+    by the token's own check, never 403 by a CSRF check it has nothing to do with."""
+
+    def _get_key(self, request):
+        if request.headers.get("Authorization") or self.param_name not in request.COOKIES:
+            return None
+        return super()._get_key(request)
+
+
 def caller(request, scope="read"):
     """The Caller of this request, or 403 when it lacks `scope`."""
     principal = request.auth
@@ -39,7 +50,7 @@ def caller(request, scope="read"):
 
 
 api = NinjaAPI(title="Jezero", version="1", description="Search and feed a Jezero library.",
-               auth=[ClientToken(), django_auth], urls_namespace="api")
+               auth=[ClientToken(), BrowserSession()], urls_namespace="api")
 reads = Router(tags=["read"])
 devices = Router(tags=["devices"])
 COMMON = {401: ErrorOut, 403: ErrorOut}

@@ -221,3 +221,19 @@ def test_uploads_become_items_through_the_upload_connector(settings, uploader):
     upload(uploader, transcript())                                 # a re-upload bumps the version
     rerun = pipeline.run("uploads-laptop")
     assert rerun.units_changed == 1 and rerun.model_calls == 0     # same text: no model call
+
+
+@pytest.mark.parametrize("path", ["/api/v1/hooks/session-start", "/api/v1/hooks/first-prompt",
+                                  "/api/v1/sessions?agent=claude_code&session_id=s1"])
+@pytest.mark.parametrize("header", [None, "Bearer wrong"])
+def test_a_post_without_a_valid_token_is_401_not_a_csrf_403(path, header):
+    extra = {"HTTP_AUTHORIZATION": header} if header else {}
+    response = Browser(enforce_csrf_checks=True).generic("POST", path, b"{}", content_type="application/json", **extra)
+    assert response.status_code == 401
+    assert response.json() == {"detail": "missing or invalid token"}
+
+
+def test_a_logged_in_person_can_read_through_the_api(library, django_user_model):
+    browser = Browser()
+    browser.force_login(django_user_model.objects.create_user("ana", password="pw-123456789"))
+    assert browser.get("/api/v1/search", {"q": "stripe", "limit": 50}).json()["results"].__len__() == 3

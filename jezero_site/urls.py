@@ -1,15 +1,41 @@
-"""URL map: the JSON API, /health and the admin (MCP is routed in jezero_site.asgi)."""
+"""URL map. Stable paths, so bookmarks and shared links last (MCP is routed in jezero_site.asgi)."""
 
 from django.contrib import admin
+from django.contrib.auth import views as auth_views
 from django.urls import path
-from django.views.generic import RedirectView
 
-from library import views
 from library.api import api
+from library.views import agent, clients, health, items, pages, sources, tools
 
 urlpatterns = [
+    path("", pages.search, name="search"),
+    path("items/<int:item_id>/", pages.item, name="item"),
+    path("timeline/", pages.timeline, name="timeline"),
+    path("projects/", pages.projects, name="projects"),
+    path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/v1/", api.urls),
-    path("", RedirectView.as_view(url="/admin/library/item/", permanent=False)),
-    path("health", views.health, name="health"),
+    path("health", health.health, name="health"),
     path("admin/", admin.site.urls),
+]
+
+# Staff actions, sources, admin tools, clients and the agent view (SPEC §14).
+urlpatterns += [
+    path("items/<int:item_id>/resummarize/", items.resummarize, name="item-resummarize"),
+    path("items/<int:item_id>/retag/", items.retag, name="item-retag"),
+    path("items/<int:item_id>/delete/", items.delete, name="item-delete"),
+    path("sources/", sources.sources, name="sources"),
+    path("sources/<str:name>/run/", sources.run, name="source-run"),
+    path("sources/<str:name>/dry-run/", sources.dry_run, name="source-dry-run"),
+    path("sources/<str:name>/reset/", sources.reset, name="source-reset"),
+    path("admin-tools/", tools.admin_tools, name="admin-tools"),
+    path("admin-tools/retag/", tools.retag_all, name="admin-retag"),
+    path("admin-tools/redact/preview/", tools.redact_preview, name="admin-redact-preview"),
+    path("admin-tools/redact/apply/", tools.redact_apply, name="admin-redact-apply"),
+    path("admin-tools/resummarize/", tools.resummarize, name="admin-resummarize"),
+    path("admin-tools/jobs/<int:job_id>/", tools.job, name="job"),
+    path("clients/", clients.clients_page, name="clients"),
+    path("clients/<str:name>/", clients.client, name="client"),
+    path("clients/<str:name>/revoke/", clients.revoke, name="client-revoke"),
+    path("agent-view/", agent.agent_view, name="agent-view"),
 ]

@@ -12,7 +12,7 @@ import secrets
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from django.db import IntegrityError
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from jezero_site.config import SOURCE_NAME_RE
@@ -71,23 +71,36 @@ def create(name, *, sources=(), scopes=("read",), upload_source=""):
     token_id = secrets.token_hex(6)
     token = f"{TOKEN_PREFIX}{token_id}_{secrets.token_urlsafe(32)}"
     try:
-        client = Client.objects.create(name=name, token_id=token_id, token_hash=_digest(token), sources=sources,
-                                       scopes=scopes, upload_source=upload_source)
+        with transaction.atomic():  # a savepoint: a duplicate name must not break the caller's transaction
+            client = Client.objects.create(name=name, token_id=token_id, token_hash=_digest(token), sources=sources,
+                                           scopes=scopes, upload_source=upload_source)
     except IntegrityError:
         raise BadInput(f"a client named {name!r} exists already") from None
     return client, token
 
 
 def update(name, *, sources=None, scopes=None, upload_source=None):
+    """Change a client's allowed sources, scopes or upload source (None keeps a field);
+    returns the client. Raises NotFound, or BadInput under the rules of `create`, in which
+    case nothing is saved. The token stays the same."""
     client = get(name)
     if sources is not None:
         client.sources = _parse_list(sources, "--sources")
     if scopes is not None:
         client.scopes = _check_scopes(_parse_list(scopes, "--scopes"))
     if upload_source is not None:
+        if upload_source and not SOURCE_NAME_RE.match(upload_source):
+            raise BadInput(f"--upload-source: {upload_source!r} is not a source name")
         client.upload_source = upload_source
+    if "upload" in client.scopes and not client.upload_source:
+        raise BadInput("--upload-source: a client with the upload scope needs the source its uploads land in")
     client.save()
     return client
+
+
+def listing():
+    """Every client, by name (revoked ones too)."""
+    return list(Client.objects.order_by("name"))
 
 
 def get(name):

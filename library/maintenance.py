@@ -15,7 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from library import projects, redact
-from library.errors import BadInput
+from library.errors import BadInput, NotFound
 from library.models import Item
 from library.segments import part_hint
 from library.summarize import SummaryError, SummaryRequest
@@ -196,3 +196,34 @@ def resummarize(queryset, summarizer, *, progress=None):
         if progress:
             progress(n, len(items))
     return report
+
+
+# --- one item, from the web app's item page ----------------------------------------------------
+
+def _item(item_id):
+    item = Item.objects.filter(pk=item_id).first()
+    if item is None:
+        raise NotFound(f"no item {item_id}")
+    return item
+
+
+def retag_item(item_id):
+    """Apply the project rules to one item now, from its stored hints (no model call).
+    Returns (old project, new project). Raises NotFound. Idempotent."""
+    item = _item(item_id)
+    old = item.project
+    new = project_for(item.hints, item.source)
+    if new != old:
+        item.project = new
+        item.save()
+    return old, new
+
+
+def delete_item(item_id):
+    """Delete one item through the model, so its FTS row goes in the same transaction.
+    Returns the deleted item's title. Raises NotFound."""
+    item = _item(item_id)
+    title = item.title
+    item.delete()
+    logger.info("item deleted id=%s source=%s", item_id, item.source)
+    return title

@@ -6,6 +6,7 @@ Every way the ORM writes items — `save()`, `delete()`, and the queryset's `upd
 the pipeline cannot leave the index behind. The FTS SQL itself lives only in `store`.
 """
 
+from django.conf import settings
 from django.db import models, transaction
 from django.utils import timezone
 
@@ -202,3 +203,53 @@ class InboxSession(models.Model):
 
     def __str__(self):
         return f"{self.source}:{self.session_id} v{self.version}"
+
+
+class Job(models.Model):
+    """Long work started from the browser (SPEC §14, §16): one service call run by a Huey task,
+    with its progress and, when finished, the service's report. See `library.jobs`."""
+
+    class Kind(models.TextChoices):
+        RUN = "run", "run"
+        DRY_RUN = "dry_run", "dry run"
+        RETAG = "retag", "retag all"
+        REDACT_STORED = "redact_stored", "redact stored items"
+        REDACT_PREVIEW = "redact_preview", "redaction preview"
+        RESUMMARIZE = "resummarize", "re-summarise"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    params = models.JSONField(default=dict, blank=True)      # primitives only: connector name, ids, filter
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    result = models.JSONField(null=True, blank=True)          # the service's report, as_dict()
+    error = models.TextField(blank=True, default="")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "jobs"
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self):
+        return f"job {self.pk} {self.kind} {self.status}"
+
+    @property
+    def finished(self):
+        return self.status in (self.Status.DONE, self.Status.FAILED)
+
+    @property
+    def seconds(self):
+        """How long it ran, in seconds (None until it finished)."""
+        if self.started_at is None or self.finished_at is None:
+            return None
+        return round((self.finished_at - self.started_at).total_seconds(), 1)

@@ -9,7 +9,7 @@ User text reaches FTS5 only through `build_match_query`, which quotes every term
 always as a bound parameter.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from fnmatch import fnmatchcase
 
@@ -64,6 +64,7 @@ class SearchResult:
     query: str
     match: str | None
     hits: list
+    snippets: dict = field(default_factory=dict)  # item id → fragment (only when asked for)
 
     def as_dict(self):
         return {"query": self.query, "match": self.match, "results": [h.as_dict() for h in self.hits]}
@@ -153,6 +154,11 @@ def _search_config():
     return settings.JEZERO["search"]
 
 
+def candidate_pool():
+    """How many rows search ranks at most (pages beyond it are empty)."""
+    return _search_config()["candidate_pool"]
+
+
 def visible_sources(allowed_sources):
     """The library's source names that these globs allow (case-sensitive), or None for all.
 
@@ -237,8 +243,9 @@ def _hit(row, score=None):
 # formula of `recency_factor`, evaluated by SQLite (bench/RESULTS.md has the figures that
 # moved it out of Python).
 
-def _ranked(match, filters, *, limit, recency_weight=None, now=None):
-    """Stage 1 + stage 2: Hits sorted by score (ties: newer first, then higher id)."""
+def _ranked(match, filters, *, limit, recency_weight=None, now=None, offset=0):
+    """Stage 1 + stage 2: Hits sorted by score (ties: newer first, then higher id), from
+    `offset` (pages of the web app; only the candidate pool is ever ranked)."""
     if match is None or filters.empty:
         return []
     config = _search_config()
@@ -257,32 +264,53 @@ def _ranked(match, filters, *, limit, recency_weight=None, now=None):
         f" SELECT c.id, f.occurred_at, c.relevance * ((1.0 - %s) + %s *"
         f"  pow(0.5, max(julianday(%s) - julianday(f.occurred_at), 0.0) / %s)) AS score"
         f" FROM candidates AS c JOIN items AS f INDEXED BY items_filter ON f.id = c.id"
-        f" ORDER BY score DESC, f.occurred_at DESC, c.id DESC LIMIT %s)"
+        f" ORDER BY score DESC, f.occurred_at DESC, c.id DESC LIMIT %s OFFSET %s)"
         f" SELECT {', '.join('i.' + c for c in _ROW_COLUMNS.split(', '))}, r.score"
         f" FROM ranked AS r JOIN items AS i ON i.id = r.id"
         f" ORDER BY r.score DESC, r.occurred_at DESC, r.id DESC"
     )
     now_text = connection.ops.adapt_datetimefield_value(now or timezone.now())
     params = [match, *filters.params, config["candidate_pool"], weight, weight, now_text,
-              config["recency_half_life_days"], limit]
+              config["recency_half_life_days"], limit, offset]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return [_hit(row, row[8]) for row in cursor.fetchall()]
 
 
-def search(query, *, allowed_sources, project=None, source=None, since=None, limit=None, now=None):
+SNIPPET_START, SNIPPET_END = "\ue000", "\ue001"  # private-use characters; the web app turns them into <mark>
+
+
+def search(query, *, allowed_sources, project=None, source=None, since=None, limit=None, now=None, offset=0,
+           snippets=False):
     """Search the library (SPEC §7). Returns a SearchResult; a query of only short words
-    gives no results and `match = None`. Raises BadInput for a bad `since` or `limit`."""
+    gives no results and `match = None`. Raises BadInput for a bad `since` or `limit`.
+
+    `offset` skips ranked results (the web app's pages); `snippets` adds, per hit, FTS5's
+    best fragment with the matches between SNIPPET_START and SNIPPET_END (raw text: escape
+    it before showing it).
+    """
     limit = clamp_limit(limit, _search_config()["default_limit"])
+    offset = max(int(offset or 0), 0)
     match = build_match_query(query)
     filters = _filters(allowed_sources, project=project, source=source, since=since)
-    return SearchResult(query=query, match=match, hits=_ranked(match, filters, limit=limit, now=now))
+    hits = _ranked(match, filters, limit=limit, now=now, offset=offset)
+    fragments = _snippets(match, [hit.id for hit in hits]) if snippets and hits else {}
+    return SearchResult(query=query, match=match, hits=hits, snippets=fragments)
+
+
+def _snippets(match, ids):
+    fts = store.FTS_TABLE
+    marks = ", ".join("%s" for _ in ids)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT rowid, snippet({fts}, -1, %s, %s, '…', 64) FROM {fts} "
+                       f"WHERE {fts} MATCH %s AND rowid IN ({marks})", [SNIPPET_START, SNIPPET_END, match, *ids])
+        return dict(cursor.fetchall())
 
 
 # --- timeline -----------------------------------------------------------------------------
 
 def timeline(*, allowed_sources, project=None, source=None, since=None, until=None, limit=None,
-             exclude_id=None):
+             exclude_id=None, offset=0):
     """Items newest first (ties: higher id first), filtered like search (SPEC §9)."""
     limit = clamp_limit(limit, TIMELINE_DEFAULT_LIMIT)
     filters = _filters(allowed_sources, project=project, source=source, since=since, until=until,
@@ -292,8 +320,21 @@ def timeline(*, allowed_sources, project=None, source=None, since=None, until=No
     where = f"WHERE {filters.sql}" if filters.sql else ""
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT {_ROW_COLUMNS} FROM items AS i {where} "
-                       "ORDER BY occurred_at DESC, id DESC LIMIT %s", [*filters.params, limit])
+                       "ORDER BY occurred_at DESC, id DESC LIMIT %s OFFSET %s",
+                       [*filters.params, limit, max(int(offset or 0), 0)])
         return [_hit(row) for row in cursor.fetchall()]
+
+
+def projects(*, allowed_sources):
+    """Every project with its item count and newest date, most recent first (one query)."""
+    filters = _filters(allowed_sources)
+    if filters.empty:
+        return []
+    where = f"AND {filters.sql}" if filters.sql else ""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT i.project, count(*), max(i.occurred_at) FROM items AS i WHERE i.project IS NOT NULL "
+                       f"{where} GROUP BY i.project ORDER BY max(i.occurred_at) DESC, i.project", filters.params)
+        return [{"project": name, "count": count, "latest": from_db(latest)} for name, count, latest in cursor.fetchall()]
 
 
 # --- items and later ------------------------------------------------------------------------

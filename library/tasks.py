@@ -4,7 +4,7 @@ that two consumers — or a slow run overlapping the next tick — never run one
 import logging
 
 from huey import crontab
-from huey.contrib.djhuey import db_periodic_task, lock_task
+from huey.contrib.djhuey import db_periodic_task, db_task, lock_task
 
 from library import store
 
@@ -36,3 +36,12 @@ def heartbeat():
     from library import scheduling
 
     scheduling.beat()
+
+
+@db_task()
+def run_job(job_id):
+    """Run one job started from the browser (`library.jobs`): an id in, the row refetched;
+    a job that is gone or already claimed is skipped quietly."""
+    from library import jobs
+
+    jobs.execute(job_id)

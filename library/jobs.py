@@ -1,0 +1,184 @@
+"""Long work started from the browser (SPEC §14, §16): a connector run or dry run, retag,
+redact-stored (and its preview), re-summarise. Each is one `Job` row and one Huey task.
+
+- `start(kind, params, user)` checks at once what can be checked (the connector exists, the
+  summariser has its model, the selection is not empty), creates the row and enqueues
+  `tasks.run_job(job_id)` only after the transaction commits, so the worker always finds it.
+- `execute(job_id)` is the task's body: it refetches the row, returns quietly when it is
+  gone or already claimed, runs the one service call with a progress callback (written to
+  the row at most every half second) and stores the service's report, or the error.
+
+`params` hold primitives only (a connector name, item ids, a filter), never model instances.
+"""
+
+import logging
+import time
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from library import maintenance, pipeline
+from library.errors import BadInput, LibraryError, NotFound
+from library.models import Job
+from library.summarize import NotConfigured, get_summarizer
+
+logger = logging.getLogger(__name__)
+
+Kind, Status = Job.Kind, Job.Status
+PROGRESS_EVERY = 0.5          # seconds between progress writes
+RECENT = 10
+_SELECTIONS = ("ids", "where", "project")   # how re-summarise chooses its items (maintenance.select)
+
+
+# --- starting ---------------------------------------------------------------------------------
+
+def check_summarizer():
+    """Raise NotConfigured (its message says what to set) when the configured summariser
+    cannot be built; builds it and closes it again, with no model call."""
+    with get_summarizer(settings.JEZERO["summarizer"]):
+        pass
+
+
+def _selection(params):
+    chosen = {name: params[name] for name in _SELECTIONS if params.get(name) not in (None, "", [])}
+    if len(chosen) != 1:
+        raise BadInput("choose the items: by ids, or by one filter (summarizer=…, source=…, project=…, trust=…)")
+    return chosen
+
+
+def _check(kind, params):
+    if kind in (Kind.RUN, Kind.DRY_RUN):
+        pipeline.connector_config(params.get("connector") or "")
+        if kind == Kind.RUN:
+            check_summarizer()
+    elif kind == Kind.RESUMMARIZE:
+        if not maintenance.select(**_selection(params)).exists():
+            raise BadInput("no items match that choice")
+        check_summarizer()
+    elif kind not in Kind.values:
+        raise BadInput(f"unknown job kind {kind!r}")
+
+
+def start(kind, params=None, user=None):
+    """Create a job and enqueue it after commit; returns the Job (status queued).
+
+    Raises, before anything is stored: RunRefused (unknown connector), NotConfigured (the
+    summariser lacks its model, key or command), BadInput (no or an empty selection).
+    """
+    params = dict(params or {})
+    _check(kind, params)
+    with transaction.atomic():
+        job = Job.objects.create(kind=kind, params=params,
+                                 created_by=user if user is not None and user.is_authenticated else None)
+        transaction.on_commit(lambda: _enqueue(job.pk))
+    logger.info("job queued id=%s kind=%s", job.pk, kind)
+    return job
+
+
+def _enqueue(job_id):
+    from library import tasks
+
+    tasks.run_job(job_id)
+
+
+# --- reading ----------------------------------------------------------------------------------
+
+def get(job_id):
+    """The Job with that id; raises NotFound."""
+    job = Job.objects.select_related("created_by").filter(pk=job_id).first()
+    if job is None:
+        raise NotFound(f"no job {job_id}")
+    return job
+
+
+def recent(limit=RECENT):
+    """The newest jobs, newest first."""
+    return list(Job.objects.select_related("created_by")[:limit])
+
+
+def active_runs():
+    """{connector name: its newest unfinished run or dry-run job}."""
+    active = {}
+    for job in Job.objects.filter(kind__in=(Kind.RUN, Kind.DRY_RUN), status__in=(Status.QUEUED, Status.RUNNING)):
+        active.setdefault(job.params.get("connector"), job)
+    return active
+
+
+# --- running ----------------------------------------------------------------------------------
+
+class Progress:
+    """A `(done, total)` callback that writes to the job's row at most every `every` seconds
+    (the first call at once); the last values are kept for the final write."""
+
+    def __init__(self, job_id, *, every=PROGRESS_EVERY, clock=time.monotonic):
+        self.job_id, self.every, self.clock = job_id, every, clock
+        self.done = self.total = 0
+        self.last_write = None
+        self.writes = 0
+
+    def __call__(self, done, total):
+        self.done, self.total = done, total
+        now = self.clock()
+        if self.last_write is not None and now - self.last_write < self.every:
+            return
+        self.last_write = now
+        self.writes += 1
+        Job.objects.filter(pk=self.job_id).update(done=done, total=total)
+
+
+def _run(params, progress):
+    return pipeline.run(params["connector"], progress=progress)
+
+
+def _dry_run(params, progress):
+    return pipeline.run(params["connector"], dry_run=True, progress=progress)
+
+
+def _retag(params, progress):
+    return maintenance.retag(progress=progress)
+
+
+def _redact_preview(params, progress):
+    return maintenance.redact_stored(dry_run=True, progress=progress)
+
+
+def _redact_stored(params, progress):
+    return maintenance.redact_stored(progress=progress)
+
+
+def _resummarize(params, progress):
+    queryset = maintenance.select(**_selection(params))
+    with get_summarizer(settings.JEZERO["summarizer"]) as summarizer:
+        return maintenance.resummarize(queryset, summarizer, progress=progress)
+
+
+RUNNERS = {
+    Kind.RUN: _run, Kind.DRY_RUN: _dry_run, Kind.RETAG: _retag, Kind.REDACT_PREVIEW: _redact_preview,
+    Kind.REDACT_STORED: _redact_stored, Kind.RESUMMARIZE: _resummarize,
+}
+
+
+def execute(job_id, *, clock=time.monotonic):
+    """Run a queued job to its end; returns the finished Job, or None when the row is gone or
+    another worker has claimed it (so a task delivered twice runs the work once)."""
+    claimed = Job.objects.filter(pk=job_id, status=Status.QUEUED).update(status=Status.RUNNING,
+                                                                           started_at=timezone.now())
+    if not claimed:
+        return None
+    job = Job.objects.get(pk=job_id)
+    progress = Progress(job_id, clock=clock)
+    status, result, error = Status.FAILED, None, ""
+    try:
+        report = RUNNERS[job.kind](job.params, progress)
+        status, result = Status.DONE, report.as_dict()
+    except (LibraryError, NotConfigured) as exc:
+        error = str(exc)
+    except Exception as exc:  # noqa: BLE001 - whatever broke, the job must end visibly failed
+        logger.exception("job failed id=%s kind=%s", job_id, job.kind)
+        error = f"unexpected error ({exc.__class__.__name__}); the worker's log has the details"
+    total = max(progress.total, progress.done)
+    Job.objects.filter(pk=job_id).update(status=status, result=result, error=error, finished_at=timezone.now(),
+                                         done=total if status == Status.DONE else progress.done, total=total)
+    logger.info("job finished id=%s kind=%s status=%s", job_id, job.kind, status)
+    return Job.objects.get(pk=job_id)

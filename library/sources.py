@@ -1,0 +1,100 @@
+"""The configured connectors as people see them (SPEC §2, §5, §14): each one's settings, cursor
+state, inbox (for the upload type) and newest run reports; and `reset`, which forgets a
+connector's cursor. `overview()` costs the same few queries however many connectors, runs
+and units there are.
+"""
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.conf import settings
+from django.db.models import Count, F, Max, Window
+from django.db.models.functions import RowNumber
+
+from library import jobs, pipeline
+from library.models import InboxSession, Job, RunReport, UnitCursor
+
+RECENT_RUNS = 5
+
+
+@dataclass
+class SourceState:
+    config: dict
+    units_known: int = 0
+    cursor_updated_at: datetime | None = None
+    inbox_sessions: int | None = None         # upload connectors only
+    inbox_latest: datetime | None = None
+    runs: list = field(default_factory=list)  # RunReport rows, newest first
+    active_job: Job | None = None             # a queued or running run / dry run
+
+    @property
+    def name(self):
+        return self.config["name"]
+
+    @property
+    def location(self):
+        """Where it reads (a path or a host), for display; secrets are never in the config."""
+        return self.config.get("path") or self.config.get("host") or ""
+
+
+def overview(recent=RECENT_RUNS, only=None):
+    """A SourceState per configured connector (or only the one named `only`), in
+    configuration order."""
+    configs = [c for c in settings.JEZERO["connectors"] if only is None or c["name"] == only]
+    names = [config["name"] for config in configs]
+    cursors = {row["connector"]: row for row in UnitCursor.objects.filter(connector__in=names)
+               .values("connector").annotate(units=Count("id"), latest=Max("updated_at"))}
+    uploads = [config["name"] for config in configs if config["type"] == "upload"]
+    inbox = {}
+    if uploads:
+        inbox = {row["source"]: row for row in InboxSession.objects.filter(source__in=uploads)
+                 .values("source").annotate(sessions=Count("id"), latest=Max("received_at"))}
+    runs = defaultdict(list)
+    if names:
+        ranked = RunReport.objects.filter(connector__in=names).annotate(rank=Window(
+            RowNumber(), partition_by=[F("connector")], order_by=[F("started_at").desc(), F("id").desc()]))
+        for row in ranked.filter(rank__lte=recent).order_by("connector", "-started_at", "-id"):
+            runs[row.connector].append(row)
+    active = jobs.active_runs() if names else {}
+    states = []
+    for config in configs:
+        name = config["name"]
+        cursor, box = cursors.get(name, {}), inbox.get(name)
+        states.append(SourceState(
+            config=config, units_known=cursor.get("units", 0), cursor_updated_at=cursor.get("latest"),
+            inbox_sessions=(box or {}).get("sessions", 0) if name in uploads else None,
+            inbox_latest=(box or {}).get("latest"), runs=runs[name], active_job=active.get(name),
+        ))
+    return states
+
+
+def state(name):
+    """The SourceState of connector `name`, or None when there is no such connector."""
+    found = overview(only=name)
+    return found[0] if found else None
+
+
+def upload_names():
+    """The names of the configured upload connectors (where devices' uploads can land)."""
+    return [config["name"] for config in settings.JEZERO["connectors"] if config["type"] == "upload"]
+
+
+def names():
+    """Every configured connector's name."""
+    return [config["name"] for config in settings.JEZERO["connectors"]]
+
+
+def get(name):
+    """The configuration of connector `name`; raises RunRefused when there is none."""
+    return pipeline.connector_config(name)
+
+
+def reset(name):
+    """Forget connector `name`'s cursor: the next run reads its whole source again, and
+    unchanged segments cost no model call. Returns how many unit cursors were forgotten.
+    Raises RunRefused for an unknown connector or while it runs. Idempotent."""
+    pipeline.connector_config(name)
+    with pipeline.connector_lock(name):
+        deleted, _ = UnitCursor.objects.filter(connector=name).delete()
+    return deleted

@@ -1,0 +1,1 @@
+"""HTML views (thin: parse the request, call one service, render) and /health."""

@@ -1,0 +1,30 @@
+"""The agent view (SPEC §13, §14): choose a project or type a working folder, and a first
+message, and see exactly what the session-start and first-prompt hooks would inject. A GET
+form, so a view can be bookmarked and shared."""
+
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from library import hooks
+from library import search as lib
+
+EVERYTHING = lib.ALL_SOURCES   # people may read every source (SPEC §10)
+
+
+@login_required
+@require_GET
+def agent_view(request):
+    form = {name: (request.GET.get(name) or "").strip() for name in ("project", "cwd", "prompt")}
+    asked = any(name in request.GET for name in form)
+    start = first = None
+    if asked:
+        start = hooks.session_start(allowed_sources=EVERYTHING, cwd=form["cwd"] or None,
+                                    project=form["project"] or None)
+        first = hooks.first_prompt(form["prompt"], allowed_sources=EVERYTHING)
+    return render(request, "library/agent_view.html", {
+        "form": form, "asked": asked, "start": start, "first": first,
+        "start_items": start is not None and start.context != hooks.PROTOCOL,
+        "words": hooks.distinctive_words(form["prompt"]) if asked else [],
+        "project_names": [p["project"] for p in lib.projects(allowed_sources=EVERYTHING)],
+    })

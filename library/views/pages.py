@@ -1,0 +1,85 @@
+"""The pages every person may use: search (the home page), an item, the timeline, projects.
+Thin: they parse the request, call `library.search`, and render."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import render
+
+from library import search as lib
+from library.errors import BadInput, NotFound
+
+PAGE_SIZE = 20
+EVERYTHING = lib.ALL_SOURCES  # people may read every source (SPEC §10)
+
+
+def _page(request):
+    try:
+        return max(int(request.GET.get("page", 1)), 1)
+    except ValueError:
+        return 1
+
+
+def _filters(request):
+    return {name: (request.GET.get(name) or "").strip() or None for name in ("project", "source", "since")}
+
+
+@login_required
+def search(request):
+    """Search with project / source / since filters; an empty query lists the newest items."""
+    query = (request.GET.get("q") or "").strip()
+    filters, page = _filters(request), _page(request)
+    offset = (page - 1) * PAGE_SIZE
+    hits, snippets, match, error = [], {}, None, None
+    try:
+        if query:
+            result = lib.search(query, allowed_sources=EVERYTHING, limit=PAGE_SIZE, offset=offset, snippets=True,
+                                **filters)
+            hits, snippets, match = result.hits, result.snippets, result.match
+        else:
+            hits = lib.timeline(allowed_sources=EVERYTHING, limit=PAGE_SIZE, offset=offset, **filters)
+    except BadInput as exc:
+        error = str(exc)
+    pool = lib.candidate_pool()
+    more = len(hits) == PAGE_SIZE and (not query or offset + PAGE_SIZE < pool)
+    return render(request, "library/search.html", {
+        "query": query, "filters": filters, "hits": hits, "snippets": snippets, "match": match, "error": error,
+        "page": page, "more": more, "sources": lib.library_sources(),
+        "project_names": [p["project"] for p in lib.projects(allowed_sources=EVERYTHING)],
+        "short_query": bool(query) and match is None and not error,
+    })
+
+
+@login_required
+def item(request, item_id):
+    try:
+        data = lib.get_item(item_id, allowed_sources=EVERYTHING, include_original="original" in request.GET)
+        newer = lib.later(item_id, allowed_sources=EVERYTHING)
+    except NotFound:
+        return render(request, "library/not_found.html", {"item_id": item_id}, status=404)
+    kinds = ("decision", "risk", "fix", "error", "command", "fact", "rationale")
+    atoms = [(kind, [a["text"] for a in data["atoms"] if a["kind"] == kind]) for kind in kinds]
+    return render(request, "library/item.html", {
+        "item": data, "atoms": [(kind, texts) for kind, texts in atoms if texts], "later": newer,
+        "show_original": "original" in request.GET,
+    })
+
+
+@login_required
+def timeline(request):
+    filters, page = _filters(request), _page(request)
+    until = (request.GET.get("until") or "").strip() or None
+    try:
+        hits = lib.timeline(allowed_sources=EVERYTHING, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE, until=until,
+                            **filters)
+    except BadInput as exc:
+        messages.error(request, str(exc))
+        hits = []
+    return render(request, "library/timeline.html", {
+        "hits": hits, "filters": filters, "until": until, "page": page, "more": len(hits) == PAGE_SIZE,
+        "sources": lib.library_sources(),
+    })
+
+
+@login_required
+def projects(request):
+    return render(request, "library/projects.html", {"projects": lib.projects(allowed_sources=EVERYTHING)})

@@ -382,3 +382,52 @@ def default_text(connectors=()) -> str:
         out.extend(f"{key} = {_toml_value(value)}" for key, value in connector.items())
         out.append("")
     return "\n".join(out)
+
+
+# --- the configuration reference (docs/configuration.md) --------------------------------------
+
+def _cell(value):
+    return "—" if value is None or value == [] or value == {} else f"`{_toml_value(value)}`"
+
+
+def _allowed(key):
+    if key.choices:
+        return " \\| ".join(f"`{choice}`" for choice in key.choices)
+    if key.kind in ("int", "float") and (key.minimum is not None or key.maximum is not None):
+        return _range_text(key)
+    return {"list[str]": "list of strings", "table[str]": "table: path = \"slug\"", "bool": "true \\| false",
+            "patterns": "list of {kind, pattern}"}.get(key.kind, "string")
+
+
+def _table(keys):
+    rows = ["| key | default | allowed | meaning |", "|---|---|---|---|"]
+    for key in keys:
+        default = "required" if key.required else _cell(key.default)
+        rows.append(f"| `{key.name}` | {default} | {_allowed(key)} | {key.doc} |")
+    return rows
+
+
+def reference_markdown():
+    """The configuration reference, generated from the schema the loader validates."""
+    out = ["# Configuration reference", "",
+           "Generated from `jezero_site/config.py` (`python -m jezero_site.config > docs/configuration.md`); "
+           "a test fails when this file and the schema disagree.", "",
+           "The file is `$JEZERO_CONFIG` (default `<data folder>/jezero.toml`). Unknown keys and out-of-range "
+           "values stop Jezero with a message naming the key. Secrets never go in the file: it names the "
+           "environment variables that hold them.", ""]
+    for section, keys in SECTIONS.items():
+        out += [f"## [{section}]", "", *_table(keys), ""]
+    out += ["## [[connectors]]", "", "One table per connector. Options every connector has:", "",
+            *_table(CONNECTOR_COMMON), "",
+            "`trust` defaults to `external` for `imap` and `own` for the rest; `min_chars` to 400 for agent "
+            f"sessions ({', '.join(AGENT_TYPES)}) and 0 otherwise.", ""]
+    for ctype, keys in CONNECTOR_TYPE_KEYS.items():
+        if keys:
+            out += [f"### type = \"{ctype}\"", "", *_table(keys), ""]
+        else:
+            out += [f"### type = \"{ctype}\"", "", "No options of its own.", ""]
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    print(reference_markdown(), end="")

@@ -4,9 +4,12 @@ Environment: `JEZERO_DATA_DIR` (default `./data`), `JEZERO_CONFIG` (default
 `<data>/jezero.toml`), `JEZERO_SECRET_KEY` / `JEZERO_SECRET_KEY_FILE` (else the
 `secret_key` file that `jezero init` writes), `JEZERO_DEBUG`, `JEZERO_ALLOWED_HOSTS`,
 `JEZERO_LOG_LEVEL`, `JEZERO_HUEY_IMMEDIATE`, `JEZERO_MAX_UPLOAD_MB`, `JEZERO_BIND`,
-`JEZERO_WORKERS`. Every path derives from the data folder. Logs go
+`JEZERO_WORKERS`, `JEZERO_HTTPS`, `JEZERO_STATIC_ROOT`, `JEZERO_LOGIN_ATTEMPTS`, `JEZERO_LOGIN_LOCKOUT_MINUTES`,
+`JEZERO_BACKUP_DIR`, `JEZERO_BACKUP_KEEP`. Every path derives from the data folder. Logs go
 to stderr, so that the CLI's stdout stays clean JSON or text.
 """
+
+from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -21,6 +24,15 @@ try:
     _secret = env.secret("JEZERO_SECRET_KEY")
     HUEY_IMMEDIATE = env.boolean("JEZERO_HUEY_IMMEDIATE", False)
     LOG_LEVEL = env.text("JEZERO_LOG_LEVEL", "INFO").upper()
+    # Behind a TLS-terminating proxy: secure cookies, HSTS, and trust its X-Forwarded-Proto.
+    HTTPS = env.boolean("JEZERO_HTTPS", False)
+    _static_root = env.text("JEZERO_STATIC_ROOT")
+    # Failed logins before a lockout (per user name and address), and its length.
+    AXES_FAILURE_LIMIT = env.integer("JEZERO_LOGIN_ATTEMPTS", 5, minimum=1, maximum=100)
+    AXES_COOLOFF_TIME = env.integer("JEZERO_LOGIN_LOCKOUT_MINUTES", 15, minimum=1, maximum=10_080) / 60
+    # Daily backups (off unless a folder is given) and how many to keep.
+    _backup_dir = env.text("JEZERO_BACKUP_DIR")
+    JEZERO_BACKUP_KEEP = env.integer("JEZERO_BACKUP_KEEP", 7, minimum=1, maximum=3650)
     # Where `jezero serve` listens and how many server processes it starts.
     JEZERO_BIND = env.text("JEZERO_BIND", "127.0.0.1:8000")
     JEZERO_WORKERS = env.integer("JEZERO_WORKERS", 2, minimum=1, maximum=64)
@@ -28,6 +40,8 @@ try:
     JEZERO_MAX_UPLOAD_BYTES = env.integer("JEZERO_MAX_UPLOAD_MB", 50, minimum=1, maximum=2048) * 1_000_000
 except (config.ConfigError, env.EnvError) as exc:
     raise ImproperlyConfigured(str(exc)) from None
+
+JEZERO_BACKUP_DIR = Path(_backup_dir).expanduser() if _backup_dir else None
 
 if not DATA_DIR.is_dir():
     raise ImproperlyConfigured(f"the data folder {DATA_DIR} does not exist: run `jezero init` "
@@ -50,6 +64,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "huey.contrib.djhuey",
+    "axes",
     "library",
 ]
 
@@ -62,13 +77,25 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "jezero_site.middleware.ContentSecurityPolicy",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes asks
 ]
+
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # refuses while locked out; counts failures
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_VERBOSE = False
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_IPWARE_PROXY_COUNT = 1 if HTTPS else 0
 
 ROOT_URLCONF = "jezero_site.urls"
 WSGI_APPLICATION = "jezero_site.wsgi.application"
 ASGI_APPLICATION = "jezero_site.asgi.application"
 
-_BASE_DIR = __import__("pathlib").Path(__file__).resolve().parent.parent
+_BASE_DIR = Path(__file__).resolve().parent.parent
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
@@ -119,13 +146,30 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-# `jezero init` collects static files here; whitenoise serves them.
-STATIC_ROOT = DATA_DIR / "static"
+# `jezero init` collects static files here (the container image collects them at build time,
+# JEZERO_STATIC_ROOT=/app/staticfiles); whitenoise serves them.
+STATIC_ROOT = Path(_static_root) if _static_root else DATA_DIR / "static"
 STATICFILES_DIRS = [_BASE_DIR / "static"]
 
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/login/"
+
+# Security headers. The content security policy allows only this site's own files: no inline
+# scripts or styles (htmx is configured not to add any), no framing.
+CONTENT_SECURITY_POLICY = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                           "object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'")
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+if HTTPS:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = 31_536_000
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = False
+    CSRF_TRUSTED_ORIGINS = [f"https://{host.lstrip('.')}" for host in ALLOWED_HOSTS if host != "*"]
 
 LOGGING = {
     "version": 1,

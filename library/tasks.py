@@ -45,3 +45,14 @@ def run_job(job_id):
     from library import jobs
 
     jobs.execute(job_id)
+
+
+@db_periodic_task(crontab(hour="3", minute="41"))
+@lock_task("daily-backup")
+def daily_backup():
+    """A consistent copy of the library in JEZERO_BACKUP_DIR every night (off when unset)."""
+    from library import backup
+
+    target = backup.daily()
+    if target:
+        logger.info("daily backup path=%s", target)

@@ -91,3 +91,14 @@ def test_a_bad_file_names_itself(tmp_path):
 
 def test_a_missing_file_means_the_defaults(tmp_path):
     assert config.load(tmp_path / "absent.toml") == validate({})
+
+
+def test_the_configuration_reference_in_docs_matches_the_schema():
+    """docs/configuration.md is generated from the schema: regenerate it when this fails
+    (`python -m jezero_site.config > docs/configuration.md`)."""
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
+    assert path.read_text(encoding="utf-8") == config.reference_markdown()
+    for section, keys in config.SECTIONS.items():
+        assert all(f"| `{key.name}` |" in path.read_text() for key in keys), section

@@ -6,6 +6,13 @@ from django.conf import settings
 from library.cli import Verb
 
 
+def gunicorn_argv(bind, workers):
+    """The server command: gunicorn with its native ASGI worker (MCP needs ASGI)."""
+    return [sys.executable, "-m", "gunicorn", "jezero_site.asgi:application", "--worker-class", "asgi",
+            "--bind", bind, "--workers", str(workers), "--no-control-socket", "--access-logfile", "-",
+            "--graceful-timeout", "20"]
+
+
 class Command(Verb):
     help = "Serve the web app, the JSON API and MCP (gunicorn with ASGI workers)."
     json_output = False
@@ -18,9 +25,7 @@ class Command(Verb):
                             help=f"server processes (default JEZERO_WORKERS, now {settings.JEZERO_WORKERS})")
 
     def handle(self, *args, **opts):
-        argv = [sys.executable, "-m", "gunicorn", "jezero_site.asgi:application", "--worker-class", "asgi",
-                "--bind", opts["bind"], "--workers", str(opts["workers"]), "--no-control-socket",
-                "--access-logfile", "-"]
         self.stdout.write(f"Jezero at http://{opts['bind']}/")
         self.stdout.flush()
-        os.execv(sys.executable, argv)
+        argv = gunicorn_argv(opts["bind"], opts["workers"])
+        os.execv(argv[0], argv)

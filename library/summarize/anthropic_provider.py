@@ -11,10 +11,10 @@ import time
 
 import anthropic
 
-from library.summarize.base import Summarizer, Summary, SummaryError
+from library.summarize.base import Summarizer, SummaryError
 from library.summarize.prompt import SYSTEM_PROMPT, user_message
 from library.summarize.retry import api_error, call_with_retries
-from library.summarize.schema import RECORD_SCHEMA, TOOL_NAME, check_answer
+from library.summarize.schema import RECORD_SCHEMA, TOOL_NAME, summary_of
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 MAX_TOKENS = 2048
@@ -58,13 +58,8 @@ class AnthropicSummarizer(Summarizer):
 
         message, attempts = call_with_retries(call, **self._retry)
         input_tokens, output_tokens = _usage(message)
-        try:
-            record = check_answer(_tool_input(message))
-        except SummaryError as error:
-            error.attempts, error.input_tokens, error.output_tokens = attempts, input_tokens, output_tokens
-            raise
-        return Summary(record=record, summarizer=self.name, input_tokens=input_tokens,
-                       output_tokens=output_tokens, attempts=attempts)
+        return summary_of(lambda: _tool_input(message), summarizer=self.name, attempts=attempts,
+                          input_tokens=input_tokens, output_tokens=output_tokens)
 
     def close(self):
         self._client.close()

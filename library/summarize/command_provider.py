@@ -17,9 +17,9 @@ import os
 import signal
 import subprocess
 
-from library.summarize.base import Summarizer, Summary, SummaryError
+from library.summarize.base import Summarizer, SummaryError
 from library.summarize.prompt import full_prompt
-from library.summarize.schema import check_answer, extract_json_object
+from library.summarize.schema import extract_json_object, summary_of
 
 
 class CommandSummarizer(Summarizer):
@@ -39,13 +39,8 @@ class CommandSummarizer(Summarizer):
         if isinstance(answer, dict) and "title" not in answer and isinstance(answer.get("result"), str):
             input_tokens, output_tokens = _envelope_usage(answer.get("usage"))
             answer = answer["result"]
-        try:
-            record = check_answer(answer)
-        except SummaryError as error:
-            error.input_tokens, error.output_tokens = input_tokens, output_tokens
-            raise
-        return Summary(record=record, summarizer=self.name, input_tokens=input_tokens,
-                       output_tokens=output_tokens, attempts=1)
+        return summary_of(lambda: answer, summarizer=self.name, attempts=1, input_tokens=input_tokens,
+                          output_tokens=output_tokens)
 
     def _run(self, prompt):
         program = os.path.basename(self._args[0])

@@ -13,10 +13,10 @@ import time
 
 import openai
 
-from library.summarize.base import Summarizer, Summary, SummaryError
+from library.summarize.base import Summarizer, SummaryError
 from library.summarize.prompt import JSON_INSTRUCTIONS, SYSTEM_PROMPT, user_message
 from library.summarize.retry import api_error, call_with_retries
-from library.summarize.schema import RECORD_SCHEMA, TOOL_NAME, check_answer
+from library.summarize.schema import RECORD_SCHEMA, TOOL_NAME, summary_of
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 JSON_SCHEMA_FORMAT = {
@@ -60,13 +60,8 @@ class OpenAISummarizer(Summarizer):
 
         completion, attempts = call_with_retries(call, **self._retry)
         input_tokens, output_tokens = _usage(completion)
-        try:
-            record = check_answer(_answer_text(completion))
-        except SummaryError as error:
-            error.attempts, error.input_tokens, error.output_tokens = attempts, input_tokens, output_tokens
-            raise
-        return Summary(record=record, summarizer=self.name, input_tokens=input_tokens,
-                       output_tokens=output_tokens, attempts=attempts)
+        return summary_of(lambda: _answer_text(completion), summarizer=self.name, attempts=attempts,
+                          input_tokens=input_tokens, output_tokens=output_tokens)
 
     def close(self):
         self._client.close()

@@ -17,7 +17,7 @@ import re
 
 from jezero_site.config import SLUG_RE
 from library.models import ATOM_KINDS
-from library.summarize.base import Record, SummaryError
+from library.summarize.base import Record, Summary, SummaryError
 
 TOOL_NAME = "record_summary"
 MAX_QUESTIONS = 6
@@ -196,3 +196,16 @@ def _atoms(value):
         if text:
             atoms.append({"kind": kind, "text": text})
     return atoms
+
+
+def summary_of(answer, *, summarizer, attempts, input_tokens, output_tokens):
+    """A Summary from `answer()` (which extracts the record from a provider's response),
+    checked loosely. A failed extraction or check raises SummaryError carrying the call's
+    attempts and tokens, since a rejected answer was still paid for."""
+    try:
+        record = check_answer(answer())
+    except SummaryError as error:
+        error.attempts, error.input_tokens, error.output_tokens = attempts, input_tokens, output_tokens
+        raise
+    return Summary(record=record, summarizer=summarizer, input_tokens=input_tokens, output_tokens=output_tokens,
+                   attempts=attempts)

@@ -72,6 +72,7 @@ class Report:
     model_calls: int = 0
     retries: int = 0
     budget_stopped: str = ""
+    source_failed: bool = False  # the source could not be read at all (see errors)
     errors: list = field(default_factory=list)
     warnings: Counter = field(default_factory=Counter)
 
@@ -87,6 +88,7 @@ class Report:
         return {
             "connector": self.connector, "started_at": _iso(self.started_at), "finished_at": _iso(self.finished_at),
             "dry_run": self.dry_run, "sample": self.sample, **self.stats(), "budget_stopped": self.budget_stopped,
+            "source_failed": self.source_failed,
             "errors": self.errors, "warnings": dict(self.warnings),
         }
 
@@ -333,7 +335,14 @@ class Run:
             report.warnings["path_missing"] += 1
             report.errors.append({"unit": None, "error": f"{config['path']} does not exist"})
         cursors = dict(UnitCursor.objects.filter(connector=self.name).values_list("unit_id", "fingerprint"))
-        units = sorted(connector.discover(), key=lambda u: u.modified, reverse=True)
+        try:
+            units = sorted(connector.discover(), key=lambda u: u.modified, reverse=True)
+        except UnitError as exc:
+            # The source as a whole cannot be read (a wrong password, a server down): say so in
+            # the report; nothing is stored and no cursor moves.
+            report.errors.append({"unit": None, "error": str(exc)})
+            report.source_failed = True
+            return
         report.units_seen = len(units)
         changed = [u for u in units if cursors.get(u.id) != u.fingerprint]
         report.units_changed = len(changed)
@@ -399,7 +408,7 @@ def _run(config, *, dry_run, sample, limit, now, summarizer, progress):
         outcome = "failed"
         try:
             Run(config, report, summarizer=summarizer, limit=limit, now=now, progress=progress).execute()
-            outcome = "ok"
+            outcome = "failed" if report.source_failed else "ok"
         finally:
             report.finished_at = timezone.now()
             row.finished_at, row.stats, row.errors = report.finished_at, report.stats(), report.errors

@@ -270,3 +270,19 @@ def test_a_missing_folder_is_reported_not_silent(connector, tmp_path):
     assert report.units_seen == 0
     assert report.warnings["path_missing"] == 1
     assert "does not exist" in report.errors[0]["error"]
+
+
+def test_a_source_that_cannot_be_read_fails_the_run_clearly_and_changes_nothing(connector, monkeypatch):
+    from connectors.base import UnitError
+    from connectors.claude_code import ClaudeCodeConnector
+
+    def unreadable(self):
+        raise UnitError("imap.example.org: login failed (AUTHENTICATIONFAILED)")
+        yield  # pragma: no cover - makes this a generator like the real discover()
+
+    monkeypatch.setattr(ClaudeCodeConnector, "discover", unreadable)
+    report = pipeline.run("agent-laptop", summarizer=Counting())
+    assert report.source_failed and report.units_seen == 0
+    assert report.errors == [{"unit": None, "error": "imap.example.org: login failed (AUTHENTICATIONFAILED)"}]
+    assert RunReport.objects.get().outcome == "failed"
+    assert Item.objects.count() == 0 and UnitCursor.objects.count() == 0

@@ -149,6 +149,7 @@ STATIC_URL = "static/"
 # `jezero init` collects static files here (the container image collects them at build time,
 # JEZERO_STATIC_ROOT=/app/staticfiles); whitenoise serves them.
 STATIC_ROOT = Path(_static_root) if _static_root else DATA_DIR / "static"
+JEZERO_STATIC_ROOT_FROM_ENV = bool(_static_root)
 STATICFILES_DIRS = [_BASE_DIR / "static"]
 
 LOGIN_URL = "/login/"

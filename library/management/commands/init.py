@@ -1,6 +1,7 @@
 import secrets
 from pathlib import Path
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.db import connection
@@ -34,8 +35,11 @@ class Command(Verb):
         else:
             self.stdout.write("migrations: skipped (up to date)")
 
-        call_command("collectstatic", interactive=False, verbosity=0)
-        self.stdout.write("static files: collected")
+        if settings.JEZERO_STATIC_ROOT_FROM_ENV:
+            self.stdout.write("static files: skipped (collected at build time into JEZERO_STATIC_ROOT)")
+        else:
+            call_command("collectstatic", interactive=False, verbosity=0)
+            self.stdout.write("static files: collected")
 
         users = get_user_model()
         if users.objects.filter(is_superuser=True).exists():

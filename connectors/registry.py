@@ -10,10 +10,14 @@ from pathlib import Path
 from .base import UnitError
 from .claude_code import ClaudeCodeConnector
 from .codex import CodexConnector
+from .gemini_cli import GeminiCliConnector
+from .pi import PiConnector
 
 CONNECTOR_TYPES = {
     "claude_code": ClaudeCodeConnector,
     "codex": CodexConnector,
+    "gemini_cli": GeminiCliConnector,
+    "pi": PiConnector,
 }
 
 

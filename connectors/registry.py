@@ -11,6 +11,8 @@ from .base import UnitError
 from .claude_code import ClaudeCodeConnector
 from .codex import CodexConnector
 from .gemini_cli import GeminiCliConnector
+from .hermes import HermesConnector
+from .opencode import OpenCodeConnector
 from .pi import PiConnector
 
 CONNECTOR_TYPES = {
@@ -18,6 +20,8 @@ CONNECTOR_TYPES = {
     "codex": CodexConnector,
     "gemini_cli": GeminiCliConnector,
     "pi": PiConnector,
+    "hermes": HermesConnector,
+    "opencode": OpenCodeConnector,
 }
 
 

@@ -241,7 +241,7 @@ class _Transcript:
             self.prompts.add(uuid)
         time = parse_time(record.get("timestamp"))
         sidechain = bool(record.get("isSidechain"))
-        cleaned = (_clean_user_text(text, sidechain=sidechain) for text in texts)
+        cleaned = (clean_user_text(text, sidechain=sidechain) for text in texts)
         entries = [Entry("user", text, time) for text in cleaned if text]
         if entries:
             self.parts.append((uuid, entries))
@@ -289,7 +289,7 @@ class _Transcript:
         prompt = attachment.get("prompt")
         if isinstance(prompt, list):
             prompt = "\n".join(b.get("text", "") for b in prompt if isinstance(b, dict) and b.get("type") == "text")
-        text = _clean_user_text(prompt) if isinstance(prompt, str) else None
+        text = clean_user_text(prompt) if isinstance(prompt, str) else None
         if text:
             self.parts.append((uuid, [Entry("user", text, parse_time(record.get("timestamp")))]))
 
@@ -390,7 +390,7 @@ def _message(record):
 
 # -- user text
 
-def _clean_user_text(text, *, sidechain=False):
+def clean_user_text(text, *, sidechain=False):
     """What the person wrote, without injected context and CLI noise; None when nothing is left."""
     if not isinstance(text, str):
         return None

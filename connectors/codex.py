@@ -181,7 +181,7 @@ class _Rollout:
             texts = [part.get("text") for part in content if isinstance(part, dict) and part.get("type") == wanted
                      and isinstance(part.get("text"), str)] if isinstance(content, list) else []
         if role == "user":
-            text = _clean_user_text("\n\n".join(texts))
+            text = clean_user_text("\n\n".join(texts))
             source = "user_item"
         else:
             text = "\n\n".join(t.strip() for t in texts if t.strip())
@@ -195,7 +195,7 @@ class _Rollout:
             self.turn_starts.append(len(self.items))
             if event.get("kind") in _PREAMBLE_KINDS:
                 return
-            text = _clean_user_text(event.get("message"))
+            text = clean_user_text(event.get("message"))
             # An empty prompt still starts a turn (a rollback counts it), so it is recorded as
             # the source being present even when nothing is kept.
             self.items.append(("user_event", Entry("user", safe_text(text or ""), time)))
@@ -227,7 +227,7 @@ class _Rollout:
         return {"agent": AGENT, **self.facts}
 
 
-def _clean_user_text(text):
+def clean_user_text(text):
     """The person's request without environment, instruction and IDE preambles."""
     if not isinstance(text, str):
         return None

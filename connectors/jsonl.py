@@ -44,7 +44,7 @@ def iter_records(path, warnings, *, max_line_bytes=MAX_LINE_BYTES):
 
 
 def _records(handle, warnings, max_line_bytes):
-    for raw in _bounded_lines(handle, warnings, max_line_bytes):
+    for raw in bounded_lines(handle, warnings, max_line_bytes):
         if not raw.strip():
             continue
         try:
@@ -63,7 +63,7 @@ def _records(handle, warnings, max_line_bytes):
         yield record
 
 
-def _bounded_lines(handle, warnings, limit):
+def bounded_lines(handle, warnings, limit):
     """Raw lines of at most `limit` bytes; longer ones are drained in chunks and counted."""
     while True:
         line = handle.readline(limit + 1)
@@ -87,7 +87,7 @@ def peek_field(path, field, *, max_lines=20, max_line_bytes=256 * 1024):
     try:
         with open(path, "rb") as handle:
             # Warnings are dropped here: read() meets the same lines and counts them.
-            for count, line in enumerate(_bounded_lines(handle, Counter(), max_line_bytes)):
+            for count, line in enumerate(bounded_lines(handle, Counter(), max_line_bytes)):
                 match = pattern.search(line)
                 if match:
                     return match.group(1).decode("utf-8", "replace")

@@ -12,8 +12,10 @@ from .claude_code import ClaudeCodeConnector
 from .codex import CodexConnector
 from .gemini_cli import GeminiCliConnector
 from .hermes import HermesConnector
+from .markdown import MarkdownConnector
 from .opencode import OpenCodeConnector
 from .pi import PiConnector
+from .specstory import SpecStoryConnector
 
 CONNECTOR_TYPES = {
     "claude_code": ClaudeCodeConnector,
@@ -22,6 +24,8 @@ CONNECTOR_TYPES = {
     "pi": PiConnector,
     "hermes": HermesConnector,
     "opencode": OpenCodeConnector,
+    "specstory": SpecStoryConnector,
+    "markdown": MarkdownConnector,
 }
 
 

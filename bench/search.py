@@ -10,7 +10,9 @@ process), fills it with realistic items through `Item.objects.bulk_create`, and 
   `SELECT rowid, bm25(items_fts, ...) AS rank FROM items_fts WHERE items_fts MATCH ? ORDER BY
   rank LIMIT 200` beside `search()`, `search(source=)` and `search(project=)` with the same
   MATCH string, before and after `store.optimize()`;
-* where search() spends its time (stage 1 SQL, the row fetch, the Python re-rank).
+* a cProfile of search(), and today's search() against the previous design (before commit
+  9572e5d: stage 1 alone, every candidate's row fetched, recency re-rank in Python), rebuilt
+  in this file, on the same data, interleaved, with a check that both return the same top 10.
 
 The text is not random letters: an order-2 Markov chain trained on the docstrings of the
 Python standard library (real English and code vocabulary) plus a fixed list of developer
@@ -18,6 +20,7 @@ nouns (projects, tools, error codes, paths, commands). Every random choice uses 
 
     .venv/bin/python bench/search.py                      # 10k and 100k, 5 runs, writes RESULTS.md
     .venv/bin/python bench/search.py --sizes 2000 --runs 2 --output /tmp/quick.md
+    .venv/bin/python bench/search.py --report-only        # re-render from bench/work/result-*.json
 """
 
 import argparse
@@ -42,7 +45,7 @@ WORK_DIR = BENCH_DIR / "work"
 SEED = 20_240_601
 QUERY_SEED = 7
 BATCH = 2_000
-N_QUERIES = 120
+N_QUERIES = 100
 ANCHOR = datetime(2026, 11, 1, tzinfo=UTC)  # items fall in the two years before this
 SPAN_DAYS = 730
 
@@ -129,7 +132,7 @@ class Text:
         self.starts = [(s[0], s[1]) for s in sentences]
         chain = {}
         for s in sentences:
-            for a, b, c in zip(s, s[1:], s[2:]):
+            for a, b, c in zip(s, s[1:], s[2:], strict=False):
                 chain.setdefault((a, b), []).append(c)
         self.chain = chain
         self.identifiers = identifiers
@@ -231,7 +234,7 @@ def make_queries(text, sentences, n=N_QUERIES):
                 q += " " + rng.choice(distinctive)
         elif kind == 3:  # a quoted phrase from the text, sometimes with a word
             words = [w.lower() for w in text.words(12)]
-            pairs = [(a, b) for a, b in zip(words, words[1:])
+            pairs = [(a, b) for a, b in zip(words, words[1:], strict=False)
                      if a.isalpha() and b.isalpha() and len(a) + len(b) >= 7]
             q = '"%s %s"' % (rng.choice(pairs) if pairs else ("connection", "refused"))
             if rng.random() < 0.5:
@@ -269,6 +272,8 @@ def dbstat_sizes(db_path):
 def sizes(connection, db_path):
     with connection.cursor() as cursor:
         cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        cursor.execute("SELECT name FROM sqlite_master WHERE tbl_name = 'items' AND type IN ('table', 'index')")
+        items_btrees = {row[0] for row in cursor.fetchall()}
     out = subprocess.run([sys.executable, __file__, "--dbstat", str(db_path)],
                          capture_output=True, text=True, check=True)
     tables = json.loads(out.stdout)
@@ -279,10 +284,10 @@ def sizes(connection, db_path):
         "fts_index": fts.get("items_fts_data", 0) + fts.get("items_fts_idx", 0),
         "fts_content": fts.get("items_fts_content", 0),
         "fts_docsize": fts.get("items_fts_docsize", 0),
-        "items_table": sum(s for n, s in tables.items()
-                           if n == "items" or n.startswith("items_") and not n.startswith("items_fts")
-                           or n.startswith("sqlite_autoindex_items")),
+        "items_table": sum(size for name, size in tables.items() if name in items_btrees),
+        "items_filter": tables.get("items_filter", 0),
         "db_file": db_path.stat().st_size + (wal.stat().st_size if wal.exists() else 0),
+        "tables": tables,
     }
 
 
@@ -306,24 +311,29 @@ def child(size, runs, out_path):
     from django.conf import settings
     from django.core.management import call_command
     from django.db import connection, transaction
+    from django.utils import timezone
 
     from library import search as S
     from library import store
     from library.models import Item
+    from library.timeutil import from_db
 
+    result_head = _git_head()  # the code this process imports, read before it can change
+    load_start = os.getloadavg()
     call_command("migrate", verbosity=0)
     db_path = Path(settings.DATABASES["default"]["NAME"])
+    config = settings.JEZERO["search"]
     result = {"size": size, "runs": runs, "sqlite": connection.Database.sqlite_version,
-              "tokenizer": store.configured_tokenizer(), "search_config": dict(settings.JEZERO["search"])}
+              "tokenizer": store.configured_tokenizer(), "search_config": dict(config)}
     log = lambda msg: print(f"[{size}] {msg}", file=sys.stderr, flush=True)  # noqa: E731
 
+    # --- build ---
     t = time.perf_counter()
     sentences, identifiers = harvest_sentences()
     rng = random.Random(SEED)
     text = Text(sentences, identifiers, rng)
     result["harvest_s"] = time.perf_counter() - t
     result["corpus"] = {"sentences": len(sentences), "identifiers": len(identifiers)}
-
     gen_s = build_s = 0.0
     chars = 0
     for start in range(0, size, BATCH):
@@ -345,130 +355,132 @@ def child(size, runs, out_path):
                              "questions": sample.questions, "atoms": sample.atoms[:3],
                              "project": sample.project, "source": sample.source}
 
+    # --- queries and what is timed ---
     queries = make_queries(text, sentences)
     matches = [S.build_match_query(q) for q in queries]
-    keep = [(q, m) for q, m in zip(queries, matches) if m]
+    keep = [(q, m) for q, m in zip(queries, matches, strict=True) if m]
     queries, matches = [q for q, _ in keep], [m for _, m in keep]
     result["queries"] = queries
-    qsources = [SOURCES[i % len(SOURCES)] for i in range(len(queries))]
-    qprojects = [PROJECTS[(i * 7) % len(PROJECTS)] for i in range(len(queries))]
+    n = len(queries)
+    qsources = [SOURCES[i % len(SOURCES)] for i in range(n)]
+    qprojects = [PROJECTS[(i * 7) % len(PROJECTS)] for i in range(n)]
+    with connection.cursor() as cursor:
+        counts = []
+        for m in matches:
+            cursor.execute(f"SELECT count(*) FROM {store.FTS_TABLE} WHERE {store.FTS_TABLE} MATCH %s", [m])
+            counts.append(cursor.fetchone()[0])
+    result["matches_per_query"] = {"p50": pct(counts, 50), "p95": pct(counts, 95), "max": max(counts)}
 
     weights = ", ".join(f"{w:.1f}" for w in store.BM25_WEIGHTS)
     fts = store.FTS_TABLE
-    floor_sql = f"SELECT rowid, bm25({fts}, {weights}) AS rank FROM {fts} WHERE {fts} MATCH %s ORDER BY rank LIMIT 200"
-    pool = settings.JEZERO["search"]["candidate_pool"]
+    floor_sql = (f"SELECT rowid, bm25({fts}, {weights}) AS rank FROM {fts} "
+                 f"WHERE {fts} MATCH %s ORDER BY rank LIMIT 200")
+    pool = config["candidate_pool"]
     assert pool == 200, pool
     allowed = S.ALL_SOURCES
-    perf = time.perf_counter_ns
+    perf, cpu = time.perf_counter_ns, time.thread_time_ns
 
     def run_floor(i):
-        t0 = perf()
+        t0, c0 = perf(), cpu()
         with connection.cursor() as cursor:
             cursor.execute(floor_sql, [matches[i]])
             cursor.fetchall()
-        return perf() - t0
+        return perf() - t0, cpu() - c0
 
     def run_search(i):
-        t0 = perf()
+        t0, c0 = perf(), cpu()
         S.search(queries[i], allowed_sources=allowed)
-        return perf() - t0
+        return perf() - t0, cpu() - c0
 
     def run_source(i):
-        t0 = perf()
+        t0, c0 = perf(), cpu()
         S.search(queries[i], allowed_sources=allowed, source=qsources[i])
-        return perf() - t0
+        return perf() - t0, cpu() - c0
 
     def run_project(i):
-        t0 = perf()
+        t0, c0 = perf(), cpu()
         S.search(queries[i], allowed_sources=allowed, project=qprojects[i])
-        return perf() - t0
+        return perf() - t0, cpu() - c0
 
-    def run_stage1_project(i):  # the filtered stage-1 SQL alone (what search(project=) starts with)
-        filters = S._filters(allowed, project=qprojects[i])
-        t0 = perf()
-        S._candidates(matches[i], filters, pool)
-        return perf() - t0
-
-    # A candidate design, for comparison only: stage 2 (recency re-rank, sort, LIMIT) in the
-    # same statement, so only `limit` rows reach Python.
-    alt_sql = (
-        "SELECT i.id, i.key, i.title, i.summary, i.project, i.source, i.trust, i.occurred_at, "
-        "-c.rank * ((1.0 - %s) + %s * pow(0.5, max(%s - julianday(i.occurred_at), 0.0) / %s)) AS score "
-        f"FROM ({floor_sql}) AS c CROSS JOIN items AS i ON i.id = c.rowid "
-        "ORDER BY score DESC, i.occurred_at DESC, i.id DESC LIMIT %s")
-    config = settings.JEZERO["search"]
-
-    def alt_search(query):
-        from django.utils import timezone
-
+    # The design before commit 9572e5d, rebuilt here for comparison on the same data: stage 1
+    # alone (filters through `CROSS JOIN items` by rowid), then every candidate's row fetched
+    # by `id IN (...)` and re-ranked, sorted and cut in Python.
+    def legacy_search(query, **filter_kw):
         limit = S.clamp_limit(None, config["default_limit"])
         match = S.build_match_query(query)
-        now_jd = timezone.now().timestamp() / 86_400 + 2_440_587.5
-        weight, half_life = config["recency_weight"], config["recency_half_life_days"]
+        filters = S._filters(allowed, **filter_kw)
+        if match is None or filters.empty:
+            return []
+        if filters.sql:
+            sql = (f"SELECT {fts}.rowid, bm25({fts}, {weights}) AS rank FROM {fts} "
+                   f"CROSS JOIN items AS i ON i.id = {fts}.rowid "
+                   f"WHERE {fts} MATCH %s AND {filters.sql} ORDER BY rank LIMIT %s")
+        else:
+            sql = f"SELECT rowid, bm25({fts}, {weights}) AS rank FROM {fts} WHERE {fts} MATCH %s ORDER BY rank LIMIT %s"
         with connection.cursor() as cursor:
-            cursor.execute(alt_sql, [weight, weight, now_jd, half_life, match, limit])
-            return [S._hit(row[:8], row[8]) for row in cursor.fetchall()]
+            cursor.execute(sql, [match, *filters.params, pool])
+            candidates = [(row[0], -row[1]) for row in cursor.fetchall()]
+        ids = [item_id for item_id, _ in candidates]
+        rows = {}
+        if ids:
+            with connection.cursor() as cursor:
+                cursor.execute(f"SELECT {LEGACY_ROW_COLUMNS} FROM items WHERE id IN "
+                               f"({', '.join('%s' for _ in ids)})", ids)
+                rows = {row[0]: row for row in cursor.fetchall()}
+        now = timezone.now()
+        weight, half_life = config["recency_weight"], config["recency_half_life_days"]
+        hits = []
+        for item_id, relevance in candidates:
+            row = rows.get(item_id)
+            if row is None:
+                continue
+            occurred = from_db(row[7])
+            age_days = (now - occurred).total_seconds() / 86_400
+            hits.append(S.Hit(id=row[0], key=row[1], title=row[2], summary=row[3], project=row[4],
+                              source=row[5], trust=row[6], occurred_at=occurred,
+                              score=relevance * S.recency_factor(age_days, weight, half_life)))
+        hits.sort(key=lambda h: (-h.score, -h.occurred_at.timestamp(), -h.id))
+        return hits[:limit]
 
-    def run_alt(i):
-        t0 = perf()
-        alt_search(queries[i])
-        return perf() - t0
+    def timed(fn, **kw):
+        def run(i):
+            args = {k: v[i] for k, v in kw.items()}
+            t0, c0 = perf(), cpu()
+            fn(queries[i], **args)
+            return perf() - t0, cpu() - c0
+        return run
 
-    variants = {"floor": run_floor, "search": run_search, "search_source": run_source,
-                "search_project": run_project, "stage1_project": run_stage1_project,
-                "alt_sql_stage2": run_alt}
-
-    same = sum([h.id for h in alt_search(q)] == [h.id for h in S.search(q, allowed_sources=allowed).hits]
-               for q in queries)
-    result["alt_same_top10"] = same / len(queries)
-
-    def measure(label):
-        n = len(queries)
+    def measure(label, variants, runs):
+        """Interleaved: each query runs through every variant back to back (variant order
+        rotating), so a load spike from another process hits all variants alike."""
+        names = list(variants)
         order = list(range(n))
-        for i in order:  # warm-up: the floor over every query (pages), every variant a little
+        for i in order:  # warm-up: the floor over every query (pages), each variant a little
             run_floor(i)
         for fn in variants.values():
-            for i in order[:20]:
+            for i in order[:10]:
                 fn(i)
-        per_run = {name: [] for name in variants}
+        per_run = {(name, clock): [] for name in names for clock in (0, 1)}
+        paired = {(name, clock): [] for name in names for clock in (0, 1)}
         for run in range(runs):
             random.Random(run).shuffle(order)
-            for name, fn in variants.items():
-                samples = [fn(i) for i in order]
-                per_run[name].append(summarize(samples))
+            samples = {name: {} for name in names}
+            for j, i in enumerate(order):
+                for name in names[j % len(names):] + names[:j % len(names)]:
+                    samples[name][i] = variants[name](i)  # (wall ns, thread CPU ns)
+            for name in names:
+                for clock in (0, 1):
+                    per_run[name, clock].append(summarize([v[clock] for v in samples[name].values()]))
+                    paired[name, clock].append(statistics.median(
+                        samples[name][i][clock] - samples["floor"][i][clock] for i in order) / 1e6)
         out = {}
-        for name, stats in per_run.items():
-            out[name] = {k: statistics.median(s[k] for s in stats) for k in ("p50", "p95", "max")}
-        log(f"{label}: " + ", ".join(f"{k} p50 {v['p50']:.2f} p95 {v['p95']:.2f}" for k, v in out.items()))
-        return out
-
-    def breakdown():
-        """Per query: stage 1 SQL, the row fetch of the candidates, the Python re-rank and
-        sort; the median over queries of each, and of their totals (search() unfiltered)."""
-        parts = {"build_match_query": [], "stage1_sql": [], "row_fetch": [], "rerank_python": []}
-        pool_sizes = []
-        now_cfg = settings.JEZERO["search"]
-        for _ in range(min(runs, 2)):
-            for i in range(len(queries)):
-                t0 = perf()
-                match = S.build_match_query(queries[i])
-                filters = S._filters(allowed)
-                t1 = perf()
-                cands = S._candidates(match, filters, pool)
-                t2 = perf()
-                rows = S._rows([c for c, _ in cands])
-                t3 = perf()
-                _rerank(S, cands, rows, now_cfg)
-                t4 = perf()
-                parts["build_match_query"].append(t1 - t0)
-                parts["stage1_sql"].append(t2 - t1)
-                parts["row_fetch"].append(t3 - t2)
-                parts["rerank_python"].append(t4 - t3)
-                pool_sizes.append(len(cands))
-        out = {k: {"p50": pct(v, 50) / 1e6, "p95": pct(v, 95) / 1e6, "mean": statistics.fmean(v) / 1e6}
-               for k, v in parts.items()}
-        out["candidates_mean"] = statistics.fmean(pool_sizes)
-        out["candidates_full_share"] = sum(p == pool for p in pool_sizes) / len(pool_sizes)
+        for name in names:
+            wall, cpu_ = per_run[name, 0], per_run[name, 1]
+            out[name] = {k: statistics.median(s[k] for s in wall) for k in ("p50", "p95", "max")}
+            out[name]["paired_overhead_ms"] = statistics.median(paired[name, 0])
+            out[name]["cpu"] = {k: statistics.median(s[k] for s in cpu_) for k in ("p50", "p95", "max")}
+            out[name]["cpu"]["paired_overhead_ms"] = statistics.median(paired[name, 1])
+        log(f"{label}: " + ", ".join(f"{k} {v['p50']:.2f}/{v['p95']:.2f}" for k, v in out.items()))
         return out
 
     def profile():
@@ -484,42 +496,66 @@ def child(size, runs, out_path):
         stats = pstats.Stats(prof)
         total = stats.total_tt
         rows = []
-        for (file, line, func), (cc, nc, tt, ct, _) in stats.stats.items():
+        for (file, line, func), (_cc, nc, tt, _ct, _) in stats.stats.items():
             where = f"{Path(file).name}:{line}({func})" if file != "~" else re.sub(r" at 0x[0-9a-f]+", "", func)
             rows.append({"where": where, "calls": nc, "tottime_ms": tt * 1e3, "share": tt / total})
         rows.sort(key=lambda r: -r["tottime_ms"])
-        return {"total_ms": total * 1e3, "queries": len(queries), "top": rows[:10]}
+        return {"total_ms": total * 1e3, "queries": n, "top": rows[:10]}
 
+    def same_top10(**kw):
+        agree = 0
+        for i, q in enumerate(queries):
+            args = {k: v[i] for k, v in kw.items()}
+            ours = [h.id for h in S.search(q, allowed_sources=allowed, **args).hits]
+            agree += ours == [h.id for h in legacy_search(q, **args)]
+        return agree / n
+
+    main = {"floor": run_floor, "search": run_search, "search_source": run_source,
+            "search_project": run_project}
     result["sizes_before"] = sizes(connection, db_path)
-    result["before"] = measure("before optimize")
-    result["breakdown_before"] = breakdown()
+    result["before"] = measure("before optimize", main, runs)
     t = time.perf_counter()
     store.optimize()
     result["optimize_s"] = time.perf_counter() - t
     log(f"optimize {result['optimize_s']:.1f}s")
     result["sizes_after"] = sizes(connection, db_path)
-    result["after"] = measure("after optimize")
-    result["breakdown_after"] = breakdown()
+    result["after"] = measure("after optimize", main, runs)
     result["profile_after"] = profile()
+
+    # --- today's search() against the previous design, after optimize ---
+    with connection.cursor() as cursor:
+        f = S._filters(allowed, project="jezero")
+        cursor.execute(f"EXPLAIN QUERY PLAN SELECT {fts}.rowid FROM {fts} CROSS JOIN items AS i "
+                       f"ON i.id = {fts}.rowid WHERE {fts} MATCH %s AND {f.sql}", ['"x"', *f.params])
+        result["legacy_filter_plan"] = [row[-1] for row in cursor.fetchall()]
+    result["legacy_same_top10"] = {"search": same_top10(), "project": same_top10(project=qprojects),
+                                   "source": same_top10(source=qsources)}
+    comparison = {
+        "floor": run_floor,
+        "search": run_search, "legacy": timed(legacy_search),
+        "search_project": run_project, "legacy_project": timed(legacy_search, project=qprojects),
+        "search_source": run_source, "legacy_source": timed(legacy_search, source=qsources),
+    }
+    result["comparison"] = measure("today vs previous design", comparison, max(1, min(runs, 3)))
+    result["finished_at"] = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    result["library_commit"] = result_head
+    result["load_average"] = {"start": load_start, "end": os.getloadavg()}
     Path(out_path).write_text(json.dumps(result, indent=1, default=str), encoding="utf-8")
 
 
-def _rerank(S, candidates, rows, config):
-    """The same work as search._ranked after the two statements (kept in step by hand)."""
-    from django.utils import timezone
+LEGACY_ROW_COLUMNS = "id, key, title, summary, project, source, trust, occurred_at"
 
-    now = timezone.now()
-    weight, half_life = config["recency_weight"], config["recency_half_life_days"]
-    hits = []
-    for item_id, relevance in candidates:
-        row = rows.get(item_id)
-        if row is None:
-            continue
-        occurred = S.from_db(row[7])
-        age_days = (now - occurred).total_seconds() / 86_400
-        hits.append(S._hit(row, relevance * S.recency_factor(age_days, weight, half_life)))
-    hits.sort(key=lambda h: (-h.score, -h.occurred_at.timestamp(), -h.id))
-    return hits[:10]
+
+def _git_head():
+    """The commit and whether library/ has uncommitted changes (the code measured)."""
+    try:
+        head = subprocess.run(["git", "-C", str(REPO_DIR), "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(REPO_DIR), "status", "--porcelain", "--", "library"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + (" (library/ has uncommitted changes)" if dirty else "")
 
 
 # --- report ------------------------------------------------------------------------------------
@@ -548,79 +584,116 @@ def mb(n):
     return f"{n / 1e6:.1f} MB"
 
 
+TABLE_HEAD = ("| ms (wall clock) | p50 | p95 | max | p50 ratio | p95 ratio | overhead "
+              "| CPU p50 ratio | CPU p95 ratio | CPU overhead |")
+
+
+def _row(label, v, floor, is_floor):
+    """One table row: wall-clock figures, ratios to the floor, paired overhead, and the same
+    ratios in thread CPU time (insensitive to other processes taking the cores)."""
+    head = f"| {label} | {v['p50']:.2f} | {v['p95']:.2f} | {v['max']:.2f} |"
+    if is_floor:
+        return head + f" | | | CPU p50 {v['cpu']['p50']:.2f} ms | CPU p95 {v['cpu']['p95']:.2f} ms | |"
+    c, fc = v["cpu"], floor["cpu"]
+    return (head + f" {v['p50'] / floor['p50']:.2f} | {v['p95'] / floor['p95']:.2f} | "
+            f"{v['paired_overhead_ms']:+.2f} | {c['p50'] / fc['p50']:.2f} | {c['p95'] / fc['p95']:.2f} | "
+            f"{c['paired_overhead_ms']:+.2f} |")
+
+
 def render(results, info, command):
+    first = results[0]
     lines = ["# Search benchmark results", ""]
     lines += [
-        f"- Date: {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}",
+        f"- Date: {results[-1].get('finished_at', '?')}",
         f"- Machine: {info['cpu']}, {info['cores']} cores, {info['ram']} RAM, {info['os']}",
-        f"- Python {info['python']}, SQLite {results[0]['sqlite']} (bundled), tokenizer "
-        f"`{results[0]['tokenizer']}`, candidate_pool {results[0]['search_config']['candidate_pool']}",
+        f"- Python {info['python']}, SQLite {first['sqlite']} (bundled pysqlite3), tokenizer "
+        f"`{first['tokenizer']}`, candidate_pool {first['search_config']['candidate_pool']}, "
+        f"default limit {first['search_config']['default_limit']}",
         f"- Command: `{command}`",
-        f"- {len(results[0]['queries'])} queries (2–4 distinctive words, fragments, quoted phrases, "
-        "error codes/commands/projects with a word), one warm-up pass, then "
-        f"{results[0]['runs']} timed runs in shuffled order; each figure is the **median over the runs** "
-        "of that run's p50 / p95 / max, in milliseconds. `search()` uses the default limit (10).",
+        f"- {len(first['queries'])} fixed queries (2–4 distinctive words, word fragments, quoted phrases, "
+        "error codes/commands/projects with a word). One warm-up pass, then "
+        f"{first['runs']} timed runs; in each run every query goes through all variants back to back "
+        "(order rotating). Each figure is the **median over the runs** of that run's p50 / p95 / max, "
+        "in ms. *Overhead* = median over queries of (variant − floor) for the same query. *CPU* "
+        "columns: the same from the thread's CPU time (`time.thread_time_ns`), which other processes "
+        "on the machine do not inflate.",
         "- Floor = `SELECT rowid, bm25(items_fts, 2.0, 1.0, 1.5, 1.5, 0.5) AS rank FROM items_fts "
         "WHERE items_fts MATCH ? ORDER BY rank LIMIT 200` through `connection.cursor()`, same MATCH "
-        "string (built outside the timing). It is also the floor for the filtered variants. "
-        "`stage 1 (project=)` is search's own filtered stage-1 SQL alone (`_candidates`), for reference.",
+        "string (built outside the timing); also the floor for the filtered variants.",
         "",
     ]
+    names = [("floor", "floor"), ("search", "`search()`"), ("search_source", "`search(source=)`"),
+             ("search_project", "`search(project=)`")]
     for r in results:
         sb, sa = r["sizes_before"], r["sizes_after"]
+        m = r["matches_per_query"]
         lines += [f"## {r['size']:,} items", ""]
+        if "load_average" in r:
+            la = r["load_average"]
+            lines += [f"Code measured: commit {r.get('library_commit', '?')}. Load average of the machine "
+                      f"(1/5/15 min) when this size started: {'/'.join(f'{x:.1f}' for x in la['start'])}, "
+                      f"when it ended: {'/'.join(f'{x:.1f}' for x in la['end'])} (2 cores).", ""]
         lines += [
-            f"Text indexed per item: {r['indexed_chars_per_item']:.0f} characters on average. "
-            f"Generation (not timed as build): {r['generate_s']:.1f} s.",
+            f"{r['indexed_chars_per_item']:.0f} indexed characters per item on average; rows matching "
+            f"a query: p50 {m['p50']:,}, p95 {m['p95']:,}, max {m['max']:,}.",
             "",
             "| | before optimize | after optimize |",
             "|---|---|---|",
-            f"| build (`bulk_create`, batches of {BATCH:,}) | {r['build_s']:.1f} s = "
-            f"{r['items_per_s']:,.0f} items/s | |",
+            f"| build: `bulk_create` in batches of {BATCH:,} (text generation, {r['generate_s']:.0f} s, "
+            f"not included) | {r['build_s']:.1f} s = {r['items_per_s']:,.0f} items/s | |",
             f"| `store.optimize()` | | {r['optimize_s']:.1f} s |",
-            f"| FTS shadow tables, total | {mb(sb['fts_total'])} | {mb(sa['fts_total'])} |",
-            f"| … of which index (`_data` + `_idx`) | {mb(sb['fts_index'])} | {mb(sa['fts_index'])} |",
-            f"| … of which content copy (`_content`) | {mb(sb['fts_content'])} | {mb(sa['fts_content'])} |",
-            f"| `items` table + its indexes | {mb(sb['items_table'])} | {mb(sa['items_table'])} |",
-            f"| DB file (after WAL checkpoint) | {mb(sb['db_file'])} | {mb(sa['db_file'])} |",
+            f"| FTS shadow tables (`items_fts_*`) | {mb(sb['fts_total'])} | {mb(sa['fts_total'])} |",
+            f"| … index (`_data` + `_idx`) | {mb(sb['fts_index'])} | {mb(sa['fts_index'])} |",
+            f"| … content copy (`_content`) | {mb(sb['fts_content'])} | {mb(sa['fts_content'])} |",
+            f"| `items` table + all its indexes | {mb(sb['items_table'])} | {mb(sa['items_table'])} |",
+            f"| … of which the `items_filter` index | {mb(sb['items_filter'])} | {mb(sa['items_filter'])} |",
+            f"| DB file (after a WAL checkpoint) | {mb(sb['db_file'])} | {mb(sa['db_file'])} |",
             "",
-            "| latency (ms) | p50 before | p95 before | max before | p50 after | p95 after | max after |",
-            "|---|---|---|---|---|---|---|",
+            TABLE_HEAD,
+            "|---|---|---|---|---|---|---|---|---|---|",
         ]
-        names = [("floor", "floor (raw FTS5 query)"), ("search", "`search()`"),
-                 ("search_source", "`search(source=)`"), ("search_project", "`search(project=)`"),
-                 ("stage1_project", "stage 1 (project=) SQL alone"),
-                 ("alt_sql_stage2", "alternative: stage 2 in SQL (see below)")]
-        for key, label in names:
-            b, a = r["before"][key], r["after"][key]
-            lines.append(f"| {label} | {b['p50']:.2f} | {b['p95']:.2f} | {b['max']:.2f} | "
-                         f"{a['p50']:.2f} | {a['p95']:.2f} | {a['max']:.2f} |")
-        lines += ["", "| ratio to floor | p50 before | p95 before | p50 after | p95 after |",
-                  "|---|---|---|---|---|"]
-        for key, label in names[1:]:
-            cells = []
-            for phase in ("before", "after"):
-                for p in ("p50", "p95"):
-                    cells.append(f"{r[phase][key][p] / r[phase]['floor'][p]:.2f}")
-            lines.append(f"| {label} | {cells[0]} | {cells[1]} | {cells[2]} | {cells[3]} |")
-        bd = r["breakdown_after"]
-        lines += ["", "Where unfiltered `search()` spends its time after optimize (per query, ms; "
-                  f"candidates per query: {bd['candidates_mean']:.0f} on average, "
-                  f"{bd['candidates_full_share']:.0%} of queries fill the pool of 200):", "",
-                  "| part | p50 | p95 | mean |", "|---|---|---|---|"]
-        for key, label in (("build_match_query", "`build_match_query` + `_filters`"),
-                           ("stage1_sql", "stage 1 SQL (`_candidates`)"),
-                           ("row_fetch", "row fetch (`_rows`, `id IN (…200)`)"),
-                           ("rerank_python", "stage 2 in Python (recency, `Hit`s, sort)")):
-            lines.append(f"| {label} | {bd[key]['p50']:.3f} | {bd[key]['p95']:.3f} | {bd[key]['mean']:.3f} |")
+        for phase in ("before", "after"):
+            for key, label in names:
+                lines.append(_row(f"{label}, {phase} optimize", r[phase][key], r[phase]["floor"], key == "floor"))
+        cmp_ = r["comparison"]
+        fl = cmp_["floor"]
+        same = r["legacy_same_top10"]
+        lines += ["", "Today's `search()` against the previous design (two statements, every candidate's "
+                  "row fetched, re-rank in Python; rebuilt in bench/search.py), after optimize, interleaved "
+                  f"with their own floor, {max(1, min(r['runs'], 3))} runs:", "",
+                  TABLE_HEAD, "|---|---|---|---|---|---|---|---|---|---|"]
+        for key, label in (
+                ("floor", "floor"),
+                ("search", "`search()` today"), ("legacy", "… previous design"),
+                ("search_project", "`search(project=)` today"), ("legacy_project", "… previous design"),
+                ("search_source", "`search(source=)` today"), ("legacy_source", "… previous design")):
+            lines.append(_row(label, cmp_[key], fl, key == "floor"))
+        lines += ["", f"Same top-10 ids as the previous design: {same['search']:.0%} of queries unfiltered, "
+                  f"{same['project']:.0%} with `project=`, {same['source']:.0%} with `source=`. The previous "
+                  f"design's filtered plan here: `{'; '.join(r['legacy_filter_plan'])}`."]
         prof = r["profile_after"]
-        lines += ["", f"cProfile of one pass of `search()` over the {prof['queries']} queries after optimize "
-                  f"({prof['total_ms']:.0f} ms profiled), top entries by own time:", "",
+        lines += ["", f"cProfile, one pass of `search()` over the {prof['queries']} queries after optimize "
+                  f"({prof['total_ms']:.0f} ms profiled), top by own time:", "",
                   "| function | calls | own ms | share |", "|---|---|---|---|"]
-        for row in prof["top"][:8]:
+        for row in prof["top"][:6]:
             lines.append(f"| `{row['where']}` | {row['calls']:,} | {row['tottime_ms']:.1f} | {row['share']:.0%} |")
-        lines += ["", f"The alternative returned the same top-10 ids as `search()` for "
-                  f"{r['alt_same_top10']:.0%} of the queries.", ""]
+        lines.append("")
+    lines += ["## Summary (computed)", "",
+              "Ratios over both phases (before/after optimize) and both percentiles; the verdict uses "
+              "CPU time, which other processes on the machine do not inflate.", ""]
+    for r in results:
+        a, b = r["after"], r["before"]
+        parts = []
+        for key, label in names[1:]:
+            ratios = [r[ph][key][p] / r[ph]["floor"][p] for ph in ("before", "after") for p in ("p50", "p95")]
+            cpu_ratios = [r[ph][key]["cpu"][p] / r[ph]["floor"]["cpu"][p]
+                          for ph in ("before", "after") for p in ("p50", "p95")]
+            verdict = "within" if max(cpu_ratios) <= 1.10 else "over"
+            parts.append(f"{label} {min(cpu_ratios):.2f}–{max(cpu_ratios):.2f}× the floor in CPU time at "
+                         f"p50/p95 ({verdict} the 10 % goal; wall clock {min(ratios):.2f}–{max(ratios):.2f}×)")
+        lines.append(f"- {r['size']:,} items: " + "; ".join(parts) + f". Floor p50/p95 {b['floor']['p50']:.1f}/"
+                     f"{b['floor']['p95']:.1f} ms before optimize, {a['floor']['p50']:.1f}/{a['floor']['p95']:.1f} ms after.")
+    lines.append("")
     return "\n".join(lines)
 
 
@@ -630,13 +703,16 @@ def parent(args):
     results = []
     for size in sizes_:
         out = WORK_DIR / f"result-{size}.json"
-        t = time.perf_counter()
-        subprocess.run([sys.executable, __file__, "--size", str(size), "--runs", str(args.runs),
-                        "--json", str(out)], check=True)
-        print(f"[{size}] done in {time.perf_counter() - t:.0f} s", file=sys.stderr)
-        results.append(json.loads(out.read_text(encoding="utf-8")))
-    command = "python bench/search.py " + " ".join(
-        a for a in (f"--sizes {args.sizes}", f"--runs {args.runs}") if a)
+        if not args.report_only:
+            t = time.perf_counter()
+            subprocess.run([sys.executable, __file__, "--size", str(size), "--runs", str(args.runs),
+                            "--json", str(out)], check=True)
+            print(f"[{size}] done in {time.perf_counter() - t:.0f} s", file=sys.stderr)
+        result = json.loads(out.read_text(encoding="utf-8"))
+        result.setdefault("finished_at", datetime.fromtimestamp(out.stat().st_mtime, UTC).strftime("%Y-%m-%d %H:%M UTC"))
+        results.append(result)
+    runs = results[0]["runs"]
+    command = f".venv/bin/python bench/search.py --sizes {args.sizes} --runs {runs}"
     report = render(results, machine(), command)
     Path(args.output).write_text(report, encoding="utf-8")
     print(f"wrote {args.output}", file=sys.stderr)
@@ -647,6 +723,8 @@ def main():
     parser.add_argument("--sizes", default="10000,100000", help="comma-separated library sizes")
     parser.add_argument("--runs", type=int, default=5, help="timed runs per measurement set")
     parser.add_argument("--output", default=str(BENCH_DIR / "RESULTS.md"))
+    parser.add_argument("--report-only", action="store_true",
+                        help="only re-render the report from bench/work/result-<size>.json")
     parser.add_argument("--size", type=int, help=argparse.SUPPRESS)   # child mode
     parser.add_argument("--json", help=argparse.SUPPRESS)
     parser.add_argument("--dbstat", help=argparse.SUPPRESS)          # helper mode

@@ -12,6 +12,7 @@ from .claude_code import ClaudeCodeConnector
 from .codex import CodexConnector
 from .gemini_cli import GeminiCliConnector
 from .hermes import HermesConnector
+from .imap import ImapConnector
 from .markdown import MarkdownConnector
 from .opencode import OpenCodeConnector
 from .pi import PiConnector
@@ -26,6 +27,7 @@ CONNECTOR_TYPES = {
     "opencode": OpenCodeConnector,
     "specstory": SpecStoryConnector,
     "markdown": MarkdownConnector,
+    "imap": ImapConnector,
 }
 
 

@@ -116,7 +116,9 @@ TEMPLATES = [
 # with "database is locked" when a deferred transaction tries to upgrade its lock.
 DATABASES = {
     "default": {
-        "ENGINE": "django.db.backends.sqlite3",
+        "ENGINE": "jezero_site.db",  # Django's sqlite3 backend + a lock around connect/close
+        "CONN_MAX_AGE": 300,  # keep each thread's connection: fewer opens and closes
+        "CONN_HEALTH_CHECKS": True,
         "NAME": DATA_DIR / "jezero.sqlite3",
         "OPTIONS": {
             "transaction_mode": "IMMEDIATE",

@@ -1,0 +1,35 @@
+"""The bundled SQLite can deadlock when one thread opens a connection to a WAL database
+while another closes one (bench/sqlite_deadlock.py reproduces it with raw connections).
+Jezero's backend makes opening and closing take turns: a thread that wants to open a
+connection waits while another is opening or closing one."""
+
+import threading
+
+import pytest
+from django.conf import settings
+from django.db import connections
+
+from jezero_site.db.base import CONNECT_LOCK
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_configured_backend_is_jezeros():
+    assert settings.DATABASES["default"]["ENGINE"] == "jezero_site.db"
+
+
+def test_opening_a_connection_waits_while_another_opens_or_closes():
+    opened = threading.Event()
+
+    def open_one():
+        wrapper = connections.create_connection("default")
+        wrapper.ensure_connection()
+        opened.set()
+        wrapper.close()
+
+    with CONNECT_LOCK:                      # as if another thread were inside connect() or close()
+        thread = threading.Thread(target=open_one)
+        thread.start()
+        assert not opened.wait(0.5)         # it waits its turn
+    assert opened.wait(10)                  # and proceeds once the other is done
+    thread.join(10)

@@ -133,12 +133,17 @@ def tokens_used_today(now):
     return total
 
 
+def _redacted(block, redactor):
+    text = redactor.redact(block.text)
+    return block if text is block.text or text == block.text else replace(block, text=text)
+
+
 def clean(reading, config, redactor):
     """A unit's numbered, redacted blocks and redacted hints (with `git_root` when the
     working folder is on this machine) — what preview shows and the pipeline segments."""
     blocks = finish_blocks(reading.entries, user_prompt_markers=config.get("user_prompt_markers", ()),
                            user_prompt_drop_lines=config.get("user_prompt_drop_lines", ()))
-    blocks = [replace(block, text=redactor.redact(block.text)) for block in blocks]
+    blocks = [_redacted(block, redactor) for block in blocks]
     hints = redactor.redact_value(dict(reading.hints))
     if "git_root" not in hints and hints.get("cwd"):
         root = projects.find_git_root(hints["cwd"])
@@ -216,7 +221,7 @@ class Run:
             return None
         segments = segment(unit.id, blocks, self.limit_chars)
         keys = [f"{self.name}:{s.id}" for s in segments]
-        existing = {item.key: item for item in Item.objects.filter(key__in=keys)}
+        existing = {item.key: item for item in Item.objects.filter(key__in=keys).only("pk", "key", "text_hash")}
         planned = []
         for seg, key in zip(segments, keys, strict=True):
             item = existing.get(key)
@@ -314,7 +319,10 @@ class Run:
                 item.summarizer = summary.summarizer
                 item.input_tokens, item.output_tokens = summary.input_tokens, summary.output_tokens
                 item.save()
-            Item.objects.filter(key__startswith=f"{self.name}:{unit.id}#").exclude(key__in=keys).delete()
+            # The unit's keys are exactly those between "<prefix>#" and "<prefix>$" ("$" sorts right
+            # after "#"): a range the unique index answers, where LIKE would scan every item.
+            prefix = f"{self.name}:{unit.id}"
+            Item.objects.filter(key__gte=f"{prefix}#", key__lt=f"{prefix}$").exclude(key__in=keys).delete()
             self.move_cursor(unit)
 
     def move_cursor(self, unit):

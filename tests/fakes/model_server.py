@@ -73,6 +73,8 @@ class ModelServer:
 def _handler_for(server):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # Headers and body leave at once, not held back by Nagle's algorithm (~40 ms a call).
+        disable_nagle_algorithm = True
 
         def do_POST(self):
             length = int(self.headers.get("Content-Length") or 0)

@@ -721,7 +721,7 @@ def machine():
     except OSError:
         pass
     return {"cpu": cpu, "cores": os.cpu_count(), "ram": ram, "python": platform.python_version(),
-            "sqlite": sqlite3.sqlite_version, "os": platform.platform()}
+            "sqlite": sys.modules["sqlite3"].sqlite_version, "os": platform.platform()}  # the swapped-in one
 
 
 def med(values):

@@ -21,22 +21,21 @@ import json
 import re
 from pathlib import Path
 
-from .base import Entry, Reading
+from .base import Entry
 from .jsonl import (
     apply_patch_line,
-    file_unit,
     find_files,
     first_argument,
-    iter_records,
     newest_per_id,
     parse_time,
+    read_records,
     safe_text,
     shell_command,
     tool_line,
+    uuid_named_unit,
 )
 
 AGENT = "codex"
-_UUID_AT_END = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$", re.IGNORECASE)
 
 # Top-level line types with nothing for the library; others not handled are counted.
 _IGNORED_LINES = frozenset({"compacted", "world_state", "inter_agent_communication_metadata"})
@@ -72,23 +71,11 @@ class CodexConnector:
     def discover(self):
         """Yield one `Unit` per rollout file (one stat each)."""
         paths = find_files(self.root, lambda name: name.startswith("rollout-") and name.endswith(".jsonl"))
-        yield from newest_per_id(_unit_for(path) for path in paths)
+        yield from newest_per_id(uuid_named_unit(path) for path in paths)
 
     def read(self, unit):
         """The unit's entries, hints and warnings; raises `UnitError` if the file cannot be read."""
-        reading = Reading()
-        rollout = _Rollout()
-        for record in iter_records(unit.path, reading.warnings):
-            rollout.add(record, reading.warnings)
-        reading.entries = rollout.entries()
-        reading.hints = rollout.hints()
-        return reading
-
-
-def _unit_for(path):
-    match = _UUID_AT_END.search(path.stem)
-    session_id = match.group(1).lower() if match else path.stem
-    return file_unit(path, session_id, session_id)
+        return read_records(unit.path, _Rollout())
 
 
 class _Rollout:

@@ -219,3 +219,27 @@ def patch_paths(patch):
 def apply_patch_line(patch):
     paths = patch_paths(patch)
     return tool_line("apply_patch", ", ".join(paths))
+
+
+_UUID_AT_END = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$", re.IGNORECASE)
+
+
+def uuid_named_unit(path):
+    """A unit for a file whose name ends with its session's uuid (`rollout-<ts>-<uuid>.jsonl`,
+    `<ts>_<uuid>.jsonl`): id and ref are that uuid, known from the name alone; else the stem."""
+    match = _UUID_AT_END.search(path.stem)
+    session_id = match.group(1).lower() if match else path.stem
+    return file_unit(path, session_id, session_id)
+
+
+def read_records(path, builder):
+    """Feed every record of the JSONL file at `path` to `builder.add(record, warnings)` and
+    return the Reading made of `builder.entries()` and `builder.hints()`."""
+    from .base import Reading
+
+    reading = Reading()
+    for record in iter_records(path, reading.warnings):
+        builder.add(record, reading.warnings)
+    reading.entries = builder.entries()
+    reading.hints = builder.hints()
+    return reading

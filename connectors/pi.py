@@ -26,16 +26,23 @@ detour. Version 1 files have no ids; their entries form one linear branch, as pi
 A compaction does not end anything: the messages it summarised stay in the file and are kept.
 """
 
-import re
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .base import Entry, Reading
+from .base import Entry
 from .gemini_cli import command_field, first_field, mapped_tool_line
-from .jsonl import file_unit, find_files, iter_records, newest_per_id, parse_time, safe_text, shell_command, tool_line
+from .jsonl import (
+    find_files,
+    newest_per_id,
+    parse_time,
+    read_records,
+    safe_text,
+    shell_command,
+    tool_line,
+    uuid_named_unit,
+)
 
 AGENT = "pi"
-_UUID_AT_END = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$", re.IGNORECASE)
 
 # Entry types that carry nothing for the library; any other unhandled type is counted.
 _QUIET = frozenset({"compaction", "branch_summary", "custom", "custom_message", "label", "thinking_level_change"})
@@ -66,23 +73,11 @@ class PiConnector:
     def discover(self):
         """Yield one `Unit` per session file (one stat each)."""
         paths = find_files(self.root, lambda name: name.endswith(".jsonl"))
-        yield from newest_per_id(_unit_for(path) for path in paths)
+        yield from newest_per_id(uuid_named_unit(path) for path in paths)
 
     def read(self, unit):
         """The unit's entries, hints and warnings; raises `UnitError` if the file cannot be read."""
-        reading = Reading()
-        tree = _Tree()
-        for record in iter_records(unit.path, reading.warnings):
-            tree.add(record, reading.warnings)
-        reading.entries = tree.entries()
-        reading.hints = tree.hints()
-        return reading
-
-
-def _unit_for(path):
-    match = _UUID_AT_END.search(path.stem)
-    session_id = match.group(1).lower() if match else path.stem
-    return file_unit(path, session_id, session_id)
+        return read_records(unit.path, _Tree())
 
 
 class _Tree:

@@ -3,6 +3,7 @@ the full-text index in step); `NOW` is a fixed clock for ranking tests."""
 
 import itertools
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -45,3 +46,15 @@ def jezero_config(settings):
         settings.JEZERO = config
 
     return change
+
+
+SHARED_FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"  # beside the repository
+
+
+def shared_fixture(name):
+    """The path of a real transcript in ../shared/fixtures (read it, never change it); skips
+    the test when the repository sits without shared/ beside it."""
+    path = SHARED_FIXTURES / name
+    if not path.is_file():
+        pytest.skip(f"{path} is missing (the shared fixtures live beside the repository)")
+    return path

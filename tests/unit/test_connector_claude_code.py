@@ -13,6 +13,7 @@ import pytest
 from connectors import registry
 from connectors.base import Unit, UnitError
 from connectors.claude_code import ClaudeCodeConnector
+from tests.conftest import shared_fixture as shared
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared" / "fixtures"   # the repository sits beside shared/
@@ -22,11 +23,6 @@ BRANCHY = "b7e1d2c3-4a5b-4c6d-9e7f-8a9b0c1d2e3f"
 BROKEN = "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
 
 
-def shared(name):
-    path = SHARED / name
-    if not path.is_file():
-        pytest.skip(f"{path} is missing (the shared fixtures live beside the repository)")
-    return path
 
 
 def read_file(path):

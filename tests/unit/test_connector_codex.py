@@ -11,6 +11,7 @@ import pytest
 
 from connectors import registry
 from connectors.codex import CodexConnector
+from tests.conftest import shared_fixture as shared
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared" / "fixtures"   # the repository sits beside shared/
@@ -20,11 +21,6 @@ ROLLED_BACK = "0199b2c3-d4e5-7f60-9a1b-2c3d4e5f6a7b"
 OLD_FORMAT = "5e1f2a3b-4c5d-4e6f-8a7b-9c0d1e2f3a4b"
 
 
-def shared(name):
-    path = SHARED / name
-    if not path.is_file():
-        pytest.skip(f"{path} is missing (the shared fixtures live beside the repository)")
-    return path
 
 
 def read_own():

@@ -13,6 +13,7 @@ import pytest
 
 from connectors import registry
 from connectors.pi import PiConnector
+from tests.conftest import shared_fixture as shared
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared" / "fixtures"   # the repository sits beside shared/
@@ -22,11 +23,6 @@ OLD = "5b6c7d8e-9f0a-4b1c-8d2e-3f4a5b6c7d8e"
 SESSION = "0a1b2c3d-0000-4000-8000-00000000abcd"
 
 
-def shared(name):
-    path = SHARED / name
-    if not path.is_file():
-        pytest.skip(f"{path} is missing (the shared fixtures live beside the repository)")
-    return path
 
 
 def read_own():

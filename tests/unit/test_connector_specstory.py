@@ -14,6 +14,7 @@ import pytest
 
 from connectors.base import UnitError
 from connectors.specstory import SpecStoryConnector
+from tests.conftest import shared_fixture as shared
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared" / "fixtures"   # the repository sits beside shared/
@@ -26,11 +27,6 @@ CURSOR = "c2d3e4f5-a6b7-4c8d-9e0f-1a2b3c4d5e6f"
 OLD = "2025-04-28_18-53-list-the-tasks"
 
 
-def shared(name):
-    path = SHARED / name
-    if not path.is_file():
-        pytest.skip(f"{path} is missing (the shared fixtures live beside the repository)")
-    return path
 
 
 def read_file(path):

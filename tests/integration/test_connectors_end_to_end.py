@@ -43,7 +43,22 @@ def model(monkeypatch):
     server.stop()
 
 
+def _database(ctype, tmp_path):
+    """A Hermes or OpenCode database with one working session, built the way the agent writes it."""
+    if ctype == "hermes":
+        from tests.unit.test_connector_hermes import HermesDb, a_working_session
+        db = HermesDb(tmp_path / ".hermes" / "state.db")
+    else:
+        from tests.unit.test_connector_opencode import OpenCodeDb, a_working_session
+        db = OpenCodeDb(tmp_path / "opencode" / "opencode.db")
+    a_working_session(db)
+    db.conn.close()
+    return db.path
+
+
 def _copy(ctype, tmp_path):
+    if ctype in ("hermes", "opencode"):
+        return _database(ctype, tmp_path)
     target = tmp_path / ctype
     shutil.copytree(FIXTURES / FOLDERS[ctype], target)
     old = time.time() - 2 * 86_400
@@ -53,7 +68,7 @@ def _copy(ctype, tmp_path):
     return target
 
 
-@pytest.mark.parametrize("ctype", sorted(FOLDERS))
+@pytest.mark.parametrize("ctype", sorted(FOLDERS) + ["hermes", "opencode"])
 def test_a_connector_runs_end_to_end_with_a_model_behind_the_real_sdk(ctype, tmp_path, settings, model):
     folder = _copy(ctype, tmp_path)
     settings.JEZERO = {
@@ -77,6 +92,27 @@ def test_a_connector_runs_end_to_end_with_a_model_behind_the_real_sdk(ctype, tmp
     assert "NOISE" not in json.dumps([item.original for item in items])
     again = pipeline.run(name)
     assert again.model_calls == 0 and again.units_changed == 0
+
+
+def test_the_anthropic_provider_end_to_end_through_the_pipeline(tmp_path, settings, monkeypatch):
+    from tests.fakes.model_server import anthropic_tool_reply
+
+    server = ModelServer().start()
+    try:
+        server.script(*[anthropic_tool_reply(RECORD) for _ in range(50)])
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-real")
+        folder = _copy("claude_code", tmp_path)
+        settings.JEZERO = {**settings.JEZERO, **validate({
+            "summarizer": {"provider": "anthropic", "model": "claude-haiku-4-5", "base_url": server.url},
+            "connectors": [{"name": "agent-laptop", "type": "claude_code", "path": str(folder), "settle_minutes": 0}],
+        })}
+        report = pipeline.run("agent-laptop")
+        assert report.units_stored >= 1 and report.model_calls == len(server.requests)
+        assert {i.summarizer for i in Item.objects.all()} == {"anthropic:claude-haiku-4-5"}
+        assert report.input_tokens == 1200 * report.model_calls
+        assert all(r.body["tool_choice"] == {"type": "tool", "name": "record_summary"} for r in server.requests)
+    finally:
+        server.stop()
 
 
 @pytest.mark.parametrize("ctype", sorted(FOLDERS))

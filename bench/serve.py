@@ -252,6 +252,37 @@ def machine_cpu_s():
     return (user + nice + system + irq + softirq + steal) / TICK
 
 
+class Quiet:
+    """Before each timed phase, wait until other processes use less than `threshold` cores
+    (sampled over 1 s), for at most `budget_s` over the whole run. The machine is shared."""
+
+    def __init__(self, server, budget_s, threshold=0.15):
+        self.server, self.budget_s, self.threshold = server, budget_s, threshold
+        self.waited_s, self.gave_up = 0.0, 0
+
+    def others_cores(self):
+        a = (machine_cpu_s(), own_cpu_s(), self.server.cpu_s(), time.monotonic())
+        time.sleep(1.0)
+        b = (machine_cpu_s(), own_cpu_s(), self.server.cpu_s(), time.monotonic())
+        return max(0.0, (b[0] - a[0]) - (b[1] - a[1]) - (b[2] - a[2])) / (b[3] - a[3])
+
+    def wait(self, label):
+        if self.waited_s >= self.budget_s:
+            self.gave_up += 1
+            return
+        start = time.monotonic()
+        while (busy := self.others_cores()) >= self.threshold:
+            if self.waited_s + (time.monotonic() - start) >= self.budget_s:
+                self.gave_up += 1
+                log(f"{label}: other processes use {busy:.2f} cores; waiting budget spent, measuring anyway")
+                break
+            time.sleep(2)
+        waited = time.monotonic() - start
+        if waited > 1.5:
+            log(f"{label}: waited {waited:.0f} s for other processes to go quiet")
+        self.waited_s += waited
+
+
 def own_cpu_s():
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
@@ -686,6 +717,7 @@ def bench(args):
     log(f"in-process warm-up pass {time.perf_counter() - t:.1f} s; {n} queries")
 
     server = Server(data, args.workers)
+    quiet = Quiet(server, args.quiet_budget)
     probe = None
     result["server_command"] = server.command
     try:
@@ -732,6 +764,7 @@ def bench(args):
         for rnd in range(args.rounds):
             order = list(range(n))
             random.Random(rnd).shuffle(order)
+            quiet.wait(f"round {rnd + 1}: in-process")
             t = time.perf_counter()
             record("inproc", [(i, inproc_warm(i)) for i in order])
             record("inproc_fresh", [(i, inproc_fresh(i)) for i in order])
@@ -741,10 +774,12 @@ def bench(args):
             log(f"round {rnd + 1}: in-process {time.perf_counter() - t:.1f} s")
             warm3 = order[:3]
             for v, worker in (("api_1", api), ("mcp_1", mcp)):
+                quiet.wait(f"round {rnd + 1}: {v}")
                 t = time.perf_counter()
                 http(v, worker, [order], warm3)
                 log(f"round {rnd + 1}: {v} {time.perf_counter() - t:.1f} s")
             nulls = [[0] * 200]
+            quiet.wait(f"round {rnd + 1}: fixed-cost probes")
             http("api_null_1", api, nulls, [0], qs=null_queries, check=False)
             http("mcp_null_1", mcp, nulls, [0], qs=null_queries, check=False)
             http("health_1", health, nulls, [0], qs=null_queries, check=False)
@@ -754,6 +789,7 @@ def bench(args):
                 record(v, got["samples"])
                 probe_info[v].append({"errors": got["errors"], **got["per_request"]})
             for v, worker in ((f"api_{args.clients}", api), (f"mcp_{args.clients}", mcp)):
+                quiet.wait(f"round {rnd + 1}: {v}")
                 t = time.perf_counter()
                 stats = http(v, worker, rotations(order, args.clients, per_client), warm3)
                 log(f"round {rnd + 1}: {v} {time.perf_counter() - t:.1f} s, {stats['rps']:.1f} req/s")
@@ -787,6 +823,9 @@ def bench(args):
     result["latency"] = {v: {k: statistics.median(r[k] for r in rounds) for k in ("p50", "p95", "max", "mean")}
                          for v, rounds in per_round.items()}
     result["latency_rounds"] = per_round
+    result["load_rounds"] = load
+    result["quiet"] = {"waited_s": quiet.waited_s, "gave_up": quiet.gave_up, "budget_s": args.quiet_budget,
+                       "threshold_cores": quiet.threshold}
     result["load_totals"] = {v: {k: sum(s[k] for s in stats) for k in ("failed", "worker_timeouts")}
                              for v, stats in load.items()}
     result["load"] = {v: {k: statistics.median(s[k] for s in stats) for k in stats[0]} for v, stats in load.items()}
@@ -900,6 +939,21 @@ def render(r, info, command):
                      f"{s['client_cpu_ms_per_req']:.2f} | {busy:.0%} | {s['others_cores']:.2f} | "
                      f"{s['busiest_worker_share']:.0%} / {s['busiest_worker_cores']:.2f} | "
                      f"{s.get('db_files_open_after', float('nan')):.0f} |")
+    rounds = r.get("load_rounds")
+    if rounds:
+        lines += ["", f"Each round of the {c}-client phases (p50 / p95 ms, requests/s, other processes in cores):", "",
+                  "| round | " + " | ".join(LABELS[k] for k in (f"api_{c}", f"mcp_{c}")) + " |", "|---|---|---|"]
+        for j in range(r["rounds"]):
+            cells = []
+            for key in (f"api_{c}", f"mcp_{c}"):
+                x, s = r["latency_rounds"][key][j], rounds[key][j]
+                cells.append(f"{x['p50']:.0f} / {x['p95']:.0f} ms, {s['rps']:.1f} req/s, others {s['others_cores']:.2f}")
+            lines.append(f"| {j + 1} | " + " | ".join(cells) + " |")
+    q = r.get("quiet")
+    if q:
+        lines += ["", f"Before every phase the run waited for other processes to use < {q['threshold_cores']} cores: "
+                  f"{q['waited_s']:.0f} s waited in all (budget {q['budget_s']:.0f} s); measured anyway "
+                  f"{q['gave_up']} time(s) when the budget was spent."]
     lines += ["", "## Checks", "",
               "Every answer compared with in-process `search()` on the same query (the list of result ids, in order). "
               "A difference is re-checked against a fresh in-process run after the load (recency scores move with "
@@ -933,6 +987,9 @@ def main():
                         help="queries per client in the concurrent phases (default 50: with 10 clients, every query "
                              "5 times); 0 = every query")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers (default 2)")
+    parser.add_argument("--quiet-budget", type=float, default=180,
+                        help="seconds the run may wait, in all, for other processes to go quiet before a phase "
+                             "(default 180; 0 = never wait)")
     parser.add_argument("--rebuild", action="store_true", help="rebuild the data folder even if it is valid")
     parser.add_argument("--output", help="report path (default bench/RESULTS-serve.md; --quick: /tmp/RESULTS-serve-quick.md)")
     parser.add_argument("--report-only", action="store_true", help="re-render from bench/work/serve-result-<size>.json")
@@ -954,6 +1011,8 @@ def main():
     flags += [f"--per-client {result['per_client']}"] if result["per_client"] != PER_CLIENT else []
     flags += [f"--clients {result['clients']}"] if result["clients"] != CLIENTS else []
     flags += [f"--workers {result['workers']}"] if result["workers"] != 2 else []
+    budget = result.get("quiet", {}).get("budget_s", 180)
+    flags += [f"--quiet-budget {budget:g}"] if budget != 180 else []
     command = " ".join([".venv/bin/python bench/serve.py", *flags])
     output.write_text(render(result, G.machine(), command), encoding="utf-8")
     log(f"wrote {output}")

@@ -49,7 +49,6 @@ import pstats
 import random
 import re
 import shutil
-import sqlite3
 import statistics
 import subprocess
 import sys

@@ -3,7 +3,7 @@
 - `lifespan` events go to the MCP app (Django's ASGI handler does not speak lifespan; the
   MCP SDK needs it to run its session manager);
 - `/mcp` goes to MCP after the bearer check (401 without a valid token, 403 without the
-  read scope); the caller rides in the scope for the tools;
+  read scope, 429 over the rate limit); the caller rides in the scope for the tools;
 - everything else goes to Django.
 """
 
@@ -19,17 +19,19 @@ from django.core.asgi import get_asgi_application  # noqa: E402
 
 django_app = get_asgi_application()
 
-from library import clients  # noqa: E402
+from library import clients, ratelimit  # noqa: E402
 from library import mcp as library_mcp  # noqa: E402
 
 mcp_app = library_mcp.asgi_app()
 
 
-async def _refuse(send, status, detail):
+async def _refuse(send, status, detail, retry_after=None):
     body = json.dumps({"detail": detail}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     if status == 401:
         headers.append((b"www-authenticate", b"Bearer"))
+    if retry_after is not None:
+        headers.append((b"retry-after", str(retry_after).encode()))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
@@ -52,5 +54,9 @@ async def application(scope, receive, send):
             return await _refuse(send, 401, "missing or invalid token")
         if not caller.can("read"):
             return await _refuse(send, 403, "this token lacks the read scope")
+        try:
+            ratelimit.check(f"client:{caller.name}")
+        except ratelimit.RateLimited as exc:
+            return await _refuse(send, 429, str(exc), retry_after=exc.retry_after)
         return await mcp_app({**scope, library_mcp.SCOPE_KEY: caller}, receive, send)
     return await django_app(scope, receive, send)

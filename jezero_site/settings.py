@@ -5,7 +5,7 @@ Environment: `JEZERO_DATA_DIR` (default `./data`), `JEZERO_CONFIG` (default
 `secret_key` file that `jezero init` writes), `JEZERO_DEBUG`, `JEZERO_ALLOWED_HOSTS`,
 `JEZERO_LOG_LEVEL`, `JEZERO_HUEY_IMMEDIATE`, `JEZERO_MAX_UPLOAD_MB`, `JEZERO_BIND`,
 `JEZERO_WORKERS`, `JEZERO_HTTPS`, `JEZERO_STATIC_ROOT`, `JEZERO_LOGIN_ATTEMPTS`, `JEZERO_LOGIN_LOCKOUT_MINUTES`,
-`JEZERO_BACKUP_DIR`, `JEZERO_BACKUP_KEEP`. Every path derives from the data folder. Logs go
+`JEZERO_BACKUP_DIR`, `JEZERO_BACKUP_KEEP`, `JEZERO_API_RATE_PER_MINUTE`. Every path derives from the data folder. Logs go
 to stderr, so that the CLI's stdout stays clean JSON or text.
 """
 
@@ -36,6 +36,8 @@ try:
     # Where `jezero serve` listens and how many server processes it starts.
     JEZERO_BIND = env.text("JEZERO_BIND", "127.0.0.1:8000")
     JEZERO_WORKERS = env.integer("JEZERO_WORKERS", 2, minimum=1, maximum=64)
+    # API and MCP requests per minute per client and server process (0: no limit).
+    JEZERO_API_RATE_PER_MINUTE = env.integer("JEZERO_API_RATE_PER_MINUTE", 600, minimum=0, maximum=1_000_000)
     # Largest session upload, after decompression (SPEC §12: default 50 MB).
     JEZERO_MAX_UPLOAD_BYTES = env.integer("JEZERO_MAX_UPLOAD_MB", 50, minimum=1, maximum=2048) * 1_000_000
 except (config.ConfigError, env.EnvError) as exc:

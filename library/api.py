@@ -1,14 +1,14 @@
 """The JSON API under /api/v1/ (SPEC §12): thin routes over `library.search`, `hooks` and
 `inbox`. Callers authenticate with a client's bearer token or a logged-in browser session;
 every read applies the caller's allowed sources. Errors are `{"detail": …}`: 400 bad query,
-401 no or invalid token, 403 missing scope, 404, 413, 422."""
+401 no or invalid token, 403 missing scope, 404, 413, 422, 429 too many requests."""
 
 from django.http import HttpRequest
 from ninja import NinjaAPI, Query, Router, Schema, Status
 from ninja.errors import AuthenticationError, HttpError
 from ninja.security import HttpBearer, SessionAuth
 
-from library import clients, hooks, inbox, search
+from library import clients, hooks, inbox, ratelimit, search
 from library.errors import BadInput, NotFound
 from library.schemas import (
     ErrorOut,
@@ -44,6 +44,7 @@ def caller(request, scope="read"):
     """The Caller of this request, or 403 when it lacks `scope`."""
     principal = request.auth
     who = clients.person(principal) if hasattr(principal, "get_username") else principal
+    ratelimit.check(f"{'person' if who.person else 'client'}:{who.name}")
     if not who.can(scope):
         raise HttpError(403, f"this token lacks the {scope} scope")
     return who
@@ -69,6 +70,13 @@ def not_found(request, exc):
 @api.exception_handler(inbox.UploadRejected)
 def upload_rejected(request, exc):
     return api.create_response(request, {"detail": str(exc)}, status=exc.status)
+
+
+@api.exception_handler(ratelimit.RateLimited)
+def rate_limited(request, exc):
+    response = api.create_response(request, {"detail": str(exc)}, status=429)
+    response["Retry-After"] = str(exc.retry_after)
+    return response
 
 
 @api.exception_handler(AuthenticationError)

@@ -237,3 +237,31 @@ def test_a_logged_in_person_can_read_through_the_api(library, django_user_model)
     browser = Browser()
     browser.force_login(django_user_model.objects.create_user("ana", password="pw-123456789"))
     assert browser.get("/api/v1/search", {"q": "stripe", "limit": 50}).json()["results"].__len__() == 3
+
+
+def test_a_client_over_its_rate_limit_gets_429_with_retry_after(library, settings):
+    from library import ratelimit
+
+    settings.JEZERO_API_RATE_PER_MINUTE = 3
+    ratelimit.reset()
+    busy, calm = token_for("busy"), token_for("calm")
+    assert [get("/api/v1/search", busy, q="stripe").status_code for _ in range(3)] == [200, 200, 200]
+    limited = get("/api/v1/search", busy, q="stripe")
+    assert limited.status_code == 429
+    assert limited.json()["detail"].startswith("too many requests")
+    assert 1 <= int(limited["Retry-After"]) <= 60
+    assert get("/api/v1/search", calm, q="stripe").status_code == 200  # counted per client
+    ratelimit.reset()
+
+
+def test_the_sliding_window_forgets_old_requests():
+    from library.ratelimit import RateLimited, SlidingWindow
+
+    window = SlidingWindow()
+    for second in (0, 10, 20):
+        window.check("a", 3, now=second)
+    with pytest.raises(RateLimited) as caught:
+        window.check("a", 3, now=30)
+    assert caught.value.retry_after == 30
+    window.check("a", 3, now=61)  # the request at 0 s has left the window
+    window.check("b", 0, now=61)  # 0 means no limit

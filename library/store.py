@@ -12,6 +12,7 @@ only reads the table, with the names and weights defined here.
 """
 
 import logging
+import re
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -22,7 +23,6 @@ logger = logging.getLogger(__name__)
 FTS_TABLE = "items_fts"
 COLUMNS = ("title", "summary", "questions", "atoms", "project")
 BM25_WEIGHTS = (2.0, 1.0, 1.5, 1.5, 0.5)
-TOKENIZER_STATE_KEY = "fts_tokenizer"
 _BATCH = 500
 
 
@@ -60,22 +60,16 @@ def _table_exists(cursor, name):
     return cursor.fetchone() is not None
 
 
-def _record_tokenizer(cursor, tokenizer):
-    cursor.execute(
-        "INSERT INTO store_state(key, value) VALUES (%s, %s) "
-        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        [TOKENIZER_STATE_KEY, tokenizer],
-    )
-
-
 def recorded_tokenizer(using="default"):
-    """The tokenizer the index was built with, or None when there is no index yet."""
+    """The tokenizer the index was built with — read from the table's own definition, so it
+    cannot disagree with the index — or None when there is no index yet."""
     with connections[using].cursor() as cursor:
-        if not _table_exists(cursor, "store_state"):
-            return None
-        cursor.execute("SELECT value FROM store_state WHERE key = %s", [TOKENIZER_STATE_KEY])
+        cursor.execute("SELECT sql FROM sqlite_master WHERE name = %s", [FTS_TABLE])
         row = cursor.fetchone()
-    return row[0] if row else None
+    if row is None:
+        return None
+    match = re.search(r"tokenize\s*=\s*'([^']*)'", row[0])
+    return match.group(1) if match else "unicode61"  # FTS5's default when none is named
 
 
 # --- writes ------------------------------------------------------------------------------
@@ -114,11 +108,10 @@ def forget(ids, using="default"):
 
 
 def create_index(tokenizer=None, using="default"):
-    """Create the empty FTS table (migrations call this) and record its tokenizer."""
+    """Create the empty FTS table (migrations call this) with `tokenizer` (default: configured)."""
     tokenizer = tokenizer or configured_tokenizer()
     with connections[using].cursor() as cursor:
         cursor.execute(_ddl(tokenizer))
-        _record_tokenizer(cursor, tokenizer)
 
 
 def ensure_index(using="default"):

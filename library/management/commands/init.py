@@ -48,8 +48,8 @@ class Command(Verb):
             given = env.secret("JEZERO_ADMIN_PASSWORD")
             password = given or secrets.token_urlsafe(12)
             users.objects.create_superuser(opts["admin"], email="", password=password)
-            shown = "from JEZERO_ADMIN_PASSWORD" if given else password
-            self.stdout.write(f"admin user: created {opts['admin']!r}, password {shown} (shown once)")
+            shown = "from JEZERO_ADMIN_PASSWORD" if given else f"{password} (shown once)"
+            self.stdout.write(f"admin user: created {opts['admin']!r}, password {shown}")
 
         if opts["demo"]:
             if Item.objects.exists():

@@ -94,6 +94,7 @@ def prepare_env(data, home):
     os.environ.pop("JEZERO_DEBUG", None)
     os.environ["JEZERO_LOG_LEVEL"] = "WARNING"
     os.environ["HOME"] = str(home)  # no ~/.claude or ~/.codex: init writes no connectors
+    os.environ["JEZERO_API_RATE_PER_MINUTE"] = "0"  # the per-client rate limit would answer 429 to a load test
 
 
 def marker_ok(data, size):
@@ -252,19 +253,33 @@ def machine_cpu_s():
     return (user + nice + system + irq + softirq + steal) / TICK
 
 
+QUIET_CORES = 0.15  # other processes below this many cores: a quiet measurement
+
+
+class OthersMeter:
+    """CPU cores used by other processes (not this one, not the server) since creation."""
+
+    def __init__(self, server):
+        self.server = server
+        self.start = (machine_cpu_s(), own_cpu_s(), server.cpu_s(), time.monotonic())
+
+    def cores(self):
+        a, b = self.start, (machine_cpu_s(), own_cpu_s(), self.server.cpu_s(), time.monotonic())
+        return max(0.0, (b[0] - a[0]) - (b[1] - a[1]) - (b[2] - a[2])) / max(b[3] - a[3], 1e-9)
+
+
 class Quiet:
     """Before each timed phase, wait until other processes use less than `threshold` cores
     (sampled over 1 s), for at most `budget_s` over the whole run. The machine is shared."""
 
-    def __init__(self, server, budget_s, threshold=0.15):
+    def __init__(self, server, budget_s, threshold=QUIET_CORES):
         self.server, self.budget_s, self.threshold = server, budget_s, threshold
         self.waited_s, self.gave_up = 0.0, 0
 
     def others_cores(self):
-        a = (machine_cpu_s(), own_cpu_s(), self.server.cpu_s(), time.monotonic())
+        meter = OthersMeter(self.server)
         time.sleep(1.0)
-        b = (machine_cpu_s(), own_cpu_s(), self.server.cpu_s(), time.monotonic())
-        return max(0.0, (b[0] - a[0]) - (b[1] - a[1]) - (b[2] - a[2])) / (b[3] - a[3])
+        return meter.cores()
 
     def wait(self, label):
         if self.waited_s >= self.budget_s:
@@ -737,20 +752,27 @@ def bench(args):
         probes = ["asgi_api_null", "asgi_mcp_null", "asgi_health"]
         probe_info = {v: [] for v in probes}
         per_round = {v: [] for v in variants + fixed + probes}
-        per_query = {v: {i: [] for i in range(n)} for v in variants}
+        per_query = {v: [] for v in variants}  # per round: {query index: ns}
         load = {v: [] for v in variants[2:] + fixed[3:]}
         mismatches = {v: [] for v in variants[2:]}
         errors = {v: [] for v in variants[2:] + fixed[3:]}
 
-        def record(v, samples):
-            per_round[v].append(summarize([ns for _, ns in samples]))
+        def record(v, samples, others):
+            per_round[v].append({**summarize([ns for _, ns in samples]), "others": others})
             if v in per_query:
+                rnd_samples = {}
                 for i, ns in samples:
-                    per_query[v][i].append(ns)
+                    rnd_samples.setdefault(i, []).append(ns)
+                per_query[v].append({i: statistics.median(x) for i, x in rnd_samples.items()})
+
+        def timed_block(v, fn, items):
+            meter = OthersMeter(server)
+            samples = [(i, fn(i)) for i in items]
+            record(v, samples, meter.cores())
 
         def http(v, worker, orders, warm, qs=queries, check=True):
             phase, stats = run_phase(server, worker, token, qs, orders, warm)
-            record(v, phase.samples)
+            record(v, phase.samples, stats["others_cores"])
             stats["server_cpu_ms_per_req"] = stats["server_cpu_s"] * 1e3 / stats["requests"]
             stats["client_cpu_ms_per_req"] = stats["client_cpu_s"] * 1e3 / stats["requests"]
             load[v].append(stats)
@@ -766,11 +788,11 @@ def bench(args):
             random.Random(rnd).shuffle(order)
             quiet.wait(f"round {rnd + 1}: in-process")
             t = time.perf_counter()
-            record("inproc", [(i, inproc_warm(i)) for i in order])
-            record("inproc_fresh", [(i, inproc_fresh(i)) for i in order])
-            record("inproc_null", [(j, inproc_null(j)) for j in range(200)])
-            record("inproc_auth", [(j, inproc_auth(j)) for j in range(200)])
-            record("inproc_connect", [(j, inproc_connect(j)) for j in range(100)])
+            timed_block("inproc", inproc_warm, order)
+            timed_block("inproc_fresh", inproc_fresh, order)
+            timed_block("inproc_null", inproc_null, range(200))
+            timed_block("inproc_auth", inproc_auth, range(200))
+            timed_block("inproc_connect", inproc_connect, range(100))
             log(f"round {rnd + 1}: in-process {time.perf_counter() - t:.1f} s")
             warm3 = order[:3]
             for v, worker in (("api_1", api), ("mcp_1", mcp)):
@@ -785,8 +807,11 @@ def bench(args):
             http("health_1", health, nulls, [0], qs=null_queries, check=False)
             if probe is None:
                 probe = AsgiProbe(token)
-            for v, got in probe.run(200).items():
-                record(v, got["samples"])
+            meter = OthersMeter(server)
+            got_all = probe.run(200)
+            others = meter.cores()
+            for v, got in got_all.items():
+                record(v, got["samples"], others)
                 probe_info[v].append({"errors": got["errors"], **got["per_request"]})
             for v, worker in ((f"api_{args.clients}", api), (f"mcp_{args.clients}", mcp)):
                 quiet.wait(f"round {rnd + 1}: {v}")
@@ -820,7 +845,12 @@ def bench(args):
     result["asgi_probe"] = {v: {"errors": sum(x["errors"] for x in rounds),
                                 **{k: statistics.median(x[k] for x in rounds) for k in rounds[0] if k != "errors"}}
                             for v, rounds in probe_info.items()}
-    result["latency"] = {v: {k: statistics.median(r[k] for r in rounds) for k in ("p50", "p95", "max", "mean")}
+    # Medians over the rounds in which other processes stayed quiet (all rounds if none did).
+    quiet_rounds = {v: [j for j, x in enumerate(rounds) if x["others"] < QUIET_CORES] or list(range(len(rounds)))
+                    for v, rounds in per_round.items()}
+    result["quiet_rounds"] = quiet_rounds
+    result["latency"] = {v: {k: statistics.median(rounds[j][k] for j in quiet_rounds[v])
+                             for k in ("p50", "p95", "max", "mean")}
                          for v, rounds in per_round.items()}
     result["latency_rounds"] = per_round
     result["load_rounds"] = load
@@ -828,11 +858,17 @@ def bench(args):
                        "threshold_cores": quiet.threshold}
     result["load_totals"] = {v: {k: sum(s[k] for s in stats) for k in ("failed", "worker_timeouts")}
                              for v, stats in load.items()}
-    result["load"] = {v: {k: statistics.median(s[k] for s in stats) for k in stats[0]} for v, stats in load.items()}
+    result["load"] = {v: {k: statistics.median(stats[j][k] for j in quiet_rounds[v]) for k in stats[0]}
+                      for v, stats in load.items()}
     # Paired overhead over in-process (warm), per query: median over rounds, then median over queries.
-    med = {v: {i: statistics.median(s) for i, s in per_query[v].items() if s} for v in per_query}
+    def per_query_median(v):
+        rounds = [per_query[v][j] for j in quiet_rounds[v]]
+        return {i: statistics.median(r[i] for r in rounds if i in r) for i in rounds[0]}
+
+    med = {v: per_query_median(v) for v in per_query}
     result["paired_overhead_ms"] = {
-        v: statistics.median(med[v][i] - med["inproc"][i] for i in med[v]) / 1e6 for v in variants[1:]}
+        v: statistics.median(med[v][i] - med["inproc"][i] for i in med[v] if i in med["inproc"]) / 1e6
+        for v in variants[1:]}
     result["finished_at"] = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     result["versions"] = {p: importlib.metadata.version(p) for p in
                           ("Django", "gunicorn", "mcp", "django-ninja", "httpx2", "starlette", "asgiref")}
@@ -880,7 +916,8 @@ def render(r, info, command):
         f"- Library: {r['size']:,} items made by bench/search.py's generator (same seed), after `store.optimize()`, "
         f"{r['db_mb']:,.0f} MB on disk, in bench/work/serve-{r['size']}/ (default config: candidate pool 200, limit 10)",
         f"- Server: `{r['server_command']}` (gunicorn `--worker-class asgi`, keep-alive 2 s, access log to a file), "
-        "loopback only, HOME an empty folder. Client token: `jezero client add … --sources '*' --scopes read`.",
+        "loopback only, HOME an empty folder, `JEZERO_API_RATE_PER_MINUTE=0` (the per-client rate limit off: it "
+        "would answer 429 to a load test). Client token: `jezero client add … --sources '*' --scopes read`.",
         f"- {len(r['queries'])} queries = bench/search.py's fixed queries (2–4 distinctive words, fragments, quoted "
         "phrases, error codes/commands/projects with a word), unfiltered, default limit 10.",
         f"- {r['rounds']} rounds; in each round, in this order: in-process (queries shuffled per round), API 1 client, "
@@ -888,8 +925,9 @@ def render(r, info, command):
         f"{c} concurrent clients ({r['per_client']} queries each, client k starting k/{c} of the way into the round's "
         f"order, so {c * r['per_client']} requests per phase). Every client connects and warms up (3 requests; MCP: "
         "`initialize` + 3 `call_tool`, which also lists the tools once) before the clock starts. Figures are the "
-        "**median over rounds** of each round's p50 / p95 / max, in ms. One warm-up pass in-process and one over "
-        "HTTP precede everything.",
+        "**median over the quiet rounds** of each round's p50 / p95 / max, in ms: rounds in which other processes "
+        f"used less than {QUIET_CORES} cores during that measurement (all rounds if none was quiet; the *rounds* "
+        "column says how many were used). One warm-up pass in-process and one over HTTP precede everything.",
         "- Timed: API = `await http.get(...)` until the whole body is in (JSON decoded afterwards, untimed); "
         "MCP = `await session.call_tool(\"search\", {...})`, which includes the SDK's JSON-RPC decoding and its "
         "validation of the structured result against the tool's output schema.",
@@ -899,21 +937,27 @@ def render(r, info, command):
         "",
         "## Latency",
         "",
-        "| ms | p50 | p95 | max | mean | p50 − in-process p50 | paired overhead (median per query) |",
-        "|---|---|---|---|---|---|---|",
+        "| ms | p50 | p95 | max | mean | p50 − in-process p50 | paired overhead (median per query) | rounds |",
+        "|---|---|---|---|---|---|---|---|",
     ]
+    used = r.get("quiet_rounds", {})
+
+    def rounds_used(key):
+        return f"{len(used[key])}/{r['rounds']}" if key in used else ""
     base = lat["inproc"]["p50"]
     for key in ("inproc", "inproc_fresh", "api_1", "mcp_1", f"api_{c}", f"mcp_{c}"):
         x = lat[key]
         d = "" if key == "inproc" else f"{x['p50'] - base:+.2f}"
         o = "" if key == "inproc" else f"{over[key]:+.2f}"
-        lines.append(f"| {LABELS[key]} | {x['p50']:.2f} | {x['p95']:.2f} | {x['max']:.2f} | {x['mean']:.2f} | {d} | {o} |")
+        lines.append(f"| {LABELS[key]} | {x['p50']:.2f} | {x['p95']:.2f} | {x['max']:.2f} | {x['mean']:.2f} | {d} | {o} "
+                     f"| {rounds_used(key)} |")
     lines += ["", "Fixed cost of a request (no FTS query runs; 200 calls per round):", "",
-              "| ms | p50 | p95 | max | mean |", "|---|---|---|---|---|"]
+              "| ms | p50 | p95 | max | mean | rounds |", "|---|---|---|---|---|---|"]
     for key in ("inproc_null", "inproc_auth", "inproc_connect", "asgi_api_null", "asgi_mcp_null", "asgi_health",
                 "api_null_1", "mcp_null_1", "health_1"):
         x = lat[key]
-        lines.append(f"| {LABELS[key]} | {x['p50']:.3f} | {x['p95']:.3f} | {x['max']:.3f} | {x['mean']:.3f} |")
+        lines.append(f"| {LABELS[key]} | {x['p50']:.3f} | {x['p95']:.3f} | {x['max']:.3f} | {x['mean']:.3f} "
+                     f"| {rounds_used(key)} |")
     lines += ["", "Per request through the ASGI app in-process (counted by wrappers in the benchmark process; "
               "median over rounds):", "", "| | threads started | asgiref `sync_to_async` calls | "
               "anyio `to_thread.run_sync` calls | errors |", "|---|---|---|---|---|"]
@@ -921,15 +965,15 @@ def render(r, info, command):
         lines.append(f"| {LABELS[key]} | {x['threads']:.2f} | {x['sync_to_async']:.2f} | {x['to_thread']:.2f} | "
                      f"{x['errors']} |")
     lines += ["", "## Throughput and CPU", "",
-              "Median over rounds, except *failed* and *worker timeouts*: totals over all rounds. CPU = user + system "
+              "Median over the quiet rounds, except *failed* and *worker timeouts*: totals over all rounds. CPU = user + system "
               "time of the gunicorn master and workers (from /proc) and of this load-generator process, during the "
               "timed window, per answered request; *other processes* = the rest of the machine's CPU time (from "
               "/proc/stat) in the same window, in cores: anything above ~0.05 means someone else was using the "
               "machine during the measurement.", "",
               "| | answered | failed | worker timeouts | wall s | requests/s | server CPU ms/req | client CPU ms/req "
               "| server + client busy | other processes, cores | busiest worker: share of server CPU / cores "
-              "| DB files open in the workers after |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "| DB files open in the workers after | rounds |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for key in ("api_1", "mcp_1", f"api_{c}", f"mcp_{c}", "api_null_1", "mcp_null_1", "health_1"):
         s = load[key]
         busy = (s["server_cpu_s"] + s["client_cpu_s"]) / s["wall_s"] / info["cores"]
@@ -938,7 +982,7 @@ def render(r, info, command):
                      f"{s['wall_s']:.1f} | {s['rps']:.1f} | {s['server_cpu_ms_per_req']:.2f} | "
                      f"{s['client_cpu_ms_per_req']:.2f} | {busy:.0%} | {s['others_cores']:.2f} | "
                      f"{s['busiest_worker_share']:.0%} / {s['busiest_worker_cores']:.2f} | "
-                     f"{s.get('db_files_open_after', float('nan')):.0f} |")
+                     f"{s.get('db_files_open_after', float('nan')):.0f} | {rounds_used(key)} |")
     rounds = r.get("load_rounds")
     if rounds:
         lines += ["", f"Each round of the {c}-client phases (p50 / p95 ms, requests/s, other processes in cores):", "",

@@ -4,23 +4,37 @@ SQLite 3.51.1 (the bundled build) can deadlock when one thread opens a connectio
 database while another closes one to the same file: `unixOpen` → `findReusableFd` and
 `sqlite3_close` → `unixIsSharingShmNode` take the per-inode and global VFS mutexes in
 opposite orders, and pysqlite3 holds the GIL while closing, so the whole server process
-stops (bench/sqlite_deadlock.py reproduces it; bench/serve.py found it as a frozen worker
-under concurrent API requests). Opening and closing are rare next to queries, so one lock
-around both costs nothing measurable and removes the deadlock.
+stops (bench/sqlite_deadlock.py reproduces it; bench/serve.py found it as frozen workers
+under concurrent API requests). One lock around opening and every close removes it — every
+close includes the ones nobody calls: under ASGI a request's thread can end with its
+connection still open, and the connection's finalizer closes it then. `LockedConnection`
+makes that finalizer take the lock too. The lock is re-entrant because a finalizer can run
+(garbage collection) in a thread that already holds it.
 """
 
 import threading
 
 from django.db.backends.sqlite3 import base
 
-CONNECT_LOCK = threading.Lock()
+CONNECT_LOCK = threading.RLock()
+
+
+class LockedConnection(base.Database.Connection):
+    """A connection whose finalizer closes it under CONNECT_LOCK, before the driver's own
+    (unlocked) close on deallocation would."""
+
+    def close(self):
+        with CONNECT_LOCK:
+            super().close()
+
+    def __del__(self):
+        self.close()
 
 
 class DatabaseWrapper(base.DatabaseWrapper):
+    def get_connection_params(self):
+        return {**super().get_connection_params(), "factory": LockedConnection}
+
     def get_new_connection(self, conn_params):
         with CONNECT_LOCK:
             return super().get_new_connection(conn_params)
-
-    def _close(self):
-        with CONNECT_LOCK:
-            return super()._close()

@@ -33,3 +33,25 @@ def test_opening_a_connection_waits_while_another_opens_or_closes():
         assert not opened.wait(0.5)         # it waits its turn
     assert opened.wait(10)                  # and proceeds once the other is done
     thread.join(10)
+
+
+def test_every_connection_closes_under_the_lock_even_when_only_dropped():
+    """A connection left open when its thread ends is closed by its finalizer — under the lock."""
+    from jezero_site.db.base import LockedConnection
+
+    wrapper = connections.create_connection("default")
+    wrapper.ensure_connection()
+    raw = wrapper.connection
+    assert isinstance(raw, LockedConnection)
+    closed = threading.Event()
+
+    def finalise():
+        raw.close()  # what __del__ does when the last reference goes
+        closed.set()
+
+    with CONNECT_LOCK:
+        thread = threading.Thread(target=finalise)
+        thread.start()
+        assert not closed.wait(0.5)         # the close waits for the lock
+    assert closed.wait(10)
+    thread.join(10)

@@ -44,7 +44,6 @@ import cProfile
 import io
 import json
 import os
-import platform
 import pstats
 import random
 import re
@@ -57,6 +56,9 @@ import time
 import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine import machine  # noqa: E402  (bench/machine.py)
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_DIR = BENCH_DIR.parent
@@ -702,25 +704,6 @@ def start_server(provider, delay=0.0):
 
 
 # --- the report --------------------------------------------------------------------------------
-
-def machine():
-    cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    ram = "unknown"
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal"):
-                ram = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
-    except OSError:
-        pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "ram": ram, "python": platform.python_version(),
-            "sqlite": sys.modules["sqlite3"].sqlite_version, "os": platform.platform()}  # the swapped-in one
 
 
 def med(values):

@@ -27,7 +27,6 @@ import argparse
 import ast
 import json
 import os
-import platform
 import random
 import re
 import shutil
@@ -38,6 +37,9 @@ import sysconfig
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine import machine  # noqa: E402  (bench/machine.py)
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_DIR = BENCH_DIR.parent
@@ -559,25 +561,6 @@ def _git_head():
 
 
 # --- report ------------------------------------------------------------------------------------
-
-def machine():
-    cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    ram = "unknown"
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal"):
-                ram = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
-    except OSError:
-        pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "ram": ram, "python": platform.python_version(),
-            "os": platform.platform()}
 
 
 def mb(n):

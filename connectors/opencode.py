@@ -271,11 +271,11 @@ class _Conversation:
         time = epoch_time(_created(info), millis=True) or epoch_time(info.get("time_created"), millis=True)
         self._note(info)
         if role == "user":
-            self._user(parts, time)
+            self._message("user", parts, time)
         elif role == "assistant":
             if info.get("summary") is True:
                 return   # a compaction summary
-            self._assistant(parts, time)
+            self._message("assistant", parts, time)
         else:
             self.warnings[f"unknown_role:{str(role)[:40]}"] += 1
 
@@ -290,36 +290,25 @@ class _Conversation:
             if isinstance(path.get(key), str) and path[key]:
                 self.facts.setdefault(fact, path[key])
 
-    def _user(self, parts, time):
+    def _message(self, role, parts, time):
+        """Text parts join into one entry per run; each tool call (and, in a user message, each
+        subtask it starts) becomes a tool line; a subtask part on an assistant message is the
+        bookkeeping of the call already listed."""
         texts = []
         for part in parts:
             kind = part.get("type")
             if kind == "text":
                 if not part.get("synthetic") and not part.get("ignored"):
                     texts.append(_clean(part.get("text")))
-            elif kind == "subtask":
-                self._flush("user", texts, time)
+            elif kind == "subtask" and role == "user":
+                self._flush(role, texts, time)
                 self.entries.append(Entry("tool", safe_text(tool_line("task", part.get("description") or "")), time))
             elif kind == "tool":
-                self._flush("user", texts, time)
-                self._tool(part, time)
-            elif kind not in _DROPPED_PARTS:
-                self.warnings[f"unknown_part:{str(kind)[:40]}"] += 1
-        self._flush("user", texts, time)
-
-    def _assistant(self, parts, time):
-        texts = []
-        for part in parts:
-            kind = part.get("type")
-            if kind == "text":
-                if not part.get("synthetic") and not part.get("ignored"):
-                    texts.append(_clean(part.get("text")))
-            elif kind == "tool":
-                self._flush("assistant", texts, time)
+                self._flush(role, texts, time)
                 self._tool(part, time)
             elif kind not in _DROPPED_PARTS and kind != "subtask":
                 self.warnings[f"unknown_part:{str(kind)[:40]}"] += 1
-        self._flush("assistant", texts, time)
+        self._flush(role, texts, time)
 
     def _flush(self, role, texts, time):
         text = "\n\n".join(t for t in texts if t)

@@ -150,11 +150,21 @@ class ResummarizeReport:
                 "input_tokens": self.input_tokens, "output_tokens": self.output_tokens, "errors": self.errors}
 
 
+def context_line(source, hints, connector_type=None):
+    """The one context line given to the summariser: the source and the connector's metadata.
+    Re-summarising rebuilds it from the stored hints, so both calls see the same line."""
+    parts = [f"source {source}" + (f" ({connector_type})" if connector_type else "")]
+    for key in ("cwd", "git_remote", "git_branch", "agent", "model"):
+        if hints.get(key):
+            parts.append(f"{key.replace('_', ' ')} {hints[key]}")
+    return ", ".join(parts)
+
+
 def _request(item):
     hints = item.hints or {}
     hint = part_hint(hints.get("title_hint"), hints.get("part", 1), hints.get("parts", 1))
-    context = f"source {item.source}" + "".join(
-        f", {key.replace('_', ' ')} {hints[key]}" for key in ("cwd", "git_remote", "git_branch", "agent") if hints.get(key))
+    connector_type = next((c["type"] for c in settings.JEZERO["connectors"] if c["name"] == item.source), None)
+    context = context_line(item.source, hints, connector_type)
     blocks = tuple(tuple(part.split(": ", 1)) for part in item.original.split("\n\n") if ": " in part)
     return SummaryRequest(document=item.original, title_hint=hint, context=context, blocks=blocks)
 

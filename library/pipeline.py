@@ -172,14 +172,6 @@ class PreparedUnit:
     futures: list = field(default_factory=list)   # [(Planned, Future)]
 
 
-def _context_line(name, ctype, hints):
-    parts = [f"source {name} ({ctype})"]
-    for key in ("cwd", "git_remote", "git_branch", "agent", "model"):
-        if hints.get(key):
-            parts.append(f"{key.replace('_', ' ')} {hints[key]}")
-    return ", ".join(parts)
-
-
 class Run:
     """The state of one run; `execute()` does the work. Use `run()` from outside."""
 
@@ -251,7 +243,7 @@ class Run:
         return SummaryRequest(
             document=seg.text,
             title_hint=seg.title_hint(prepared.hints.get("title_hint")),
-            context=_context_line(self.name, self.config["type"], prepared.hints),
+            context=maintenance.context_line(self.name, prepared.hints, self.config["type"]),
             blocks=tuple((b.role, b.text) for b in seg.blocks),
         )
 

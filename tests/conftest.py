@@ -58,3 +58,13 @@ def shared_fixture(name):
     if not path.is_file():
         pytest.skip(f"{path} is missing (the shared fixtures live beside the repository)")
     return path
+
+
+def texts(reading):
+    """A reading's entries as (role, text) pairs."""
+    return [(entry.role, entry.text) for entry in reading.entries]
+
+
+def everything(reading):
+    """All of a reading's text, to assert what never reaches the summariser."""
+    return "\n".join(entry.text for entry in reading.entries)

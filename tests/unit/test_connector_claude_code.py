@@ -13,6 +13,7 @@ import pytest
 from connectors import registry
 from connectors.base import Unit, UnitError
 from connectors.claude_code import ClaudeCodeConnector
+from tests.conftest import everything, texts
 from tests.conftest import shared_fixture as shared
 
 REPO = Path(__file__).resolve().parents[2]
@@ -34,14 +35,6 @@ def read_file(path):
 def read_own():
     connector = ClaudeCodeConnector(OWN)
     return {unit.id: (unit, connector.read(unit)) for unit in connector.discover()}
-
-
-def texts(reading):
-    return [(entry.role, entry.text) for entry in reading.entries]
-
-
-def everything(reading):
-    return "\n".join(entry.text for entry in reading.entries)
 
 
 def tool_result_texts(path):

@@ -11,6 +11,7 @@ import pytest
 
 from connectors import registry
 from connectors.codex import CodexConnector
+from tests.conftest import everything, texts
 from tests.conftest import shared_fixture as shared
 
 REPO = Path(__file__).resolve().parents[2]
@@ -34,14 +35,6 @@ def read_lines(tmp_path, lines, name=f"rollout-2025-10-01T08-00-00-{MAIN}.jsonl"
     connector = CodexConnector(path)
     (unit,) = connector.discover()
     return connector.read(unit)
-
-
-def texts(reading):
-    return [(entry.role, entry.text) for entry in reading.entries]
-
-
-def everything(reading):
-    return "\n".join(entry.text for entry in reading.entries)
 
 
 def call(name, arguments):

@@ -17,6 +17,7 @@ import pytest
 from connectors import registry
 from connectors.base import UnitError
 from connectors.gemini_cli import GeminiCliConnector, _legacy_records, gemini_tool_line
+from tests.conftest import everything, texts
 
 REPO = Path(__file__).resolve().parents[2]
 OWN = REPO / "tests" / "fixtures" / "gemini_cli"
@@ -39,14 +40,6 @@ def read_lines(tmp_path, lines, name="session-2025-10-01T08-00-0a0b0c0d.jsonl"):
     connector = GeminiCliConnector(path)
     (unit,) = connector.discover()
     return connector.read(unit)
-
-
-def texts(reading):
-    return [(entry.role, entry.text) for entry in reading.entries]
-
-
-def everything(reading):
-    return "\n".join(entry.text for entry in reading.entries)
 
 
 META = {"sessionId": "0a0b0c0d-0000-4000-8000-000000000001", "projectHash": SHOP_HASH,

@@ -15,6 +15,7 @@ import pytest
 from connectors import hermes, registry
 from connectors.base import UnitError
 from connectors.hermes import HermesConnector
+from tests.conftest import everything, texts
 
 DAY = 86_400
 T0 = time.time() - 3 * DAY          # old enough to be settled
@@ -78,14 +79,6 @@ def db(tmp_path):
 def read_all(path):
     connector = HermesConnector(path)
     return {unit.id: (unit, connector.read(unit)) for unit in connector.discover()}
-
-
-def texts(reading):
-    return [(entry.role, entry.text) for entry in reading.entries]
-
-
-def everything(reading):
-    return "\n".join(entry.text for entry in reading.entries)
 
 
 def digest(path):

@@ -12,6 +12,7 @@ import pytest
 
 from connectors.base import UnitError
 from connectors.markdown import MarkdownConnector, glob_matcher, parse_front_matter
+from tests.conftest import texts
 
 REPO = Path(__file__).resolve().parents[2]
 BOARD = REPO / "tests" / "fixtures" / "markdown" / "board"
@@ -33,10 +34,6 @@ def read_text(tmp_path, text, name="note.md"):
     connector = MarkdownConnector(path)
     (unit,) = connector.discover()
     return unit, connector.read(unit)
-
-
-def texts(reading):
-    return [(entry.role, entry.text) for entry in reading.entries]
 
 
 def at(text):

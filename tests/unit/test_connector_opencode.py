@@ -13,6 +13,7 @@ import pytest
 
 from connectors.base import UnitError
 from connectors.opencode import OpenCodeConnector
+from tests.conftest import everything, texts
 
 T0 = int((time.time() - 3 * 86_400) * 1000)   # epoch milliseconds, settled
 
@@ -101,14 +102,6 @@ def db(tmp_path):
 def read_all(path):
     connector = OpenCodeConnector(path)
     return {unit.id: (unit, connector.read(unit)) for unit in connector.discover()}
-
-
-def texts(reading):
-    return [(entry.role, entry.text) for entry in reading.entries]
-
-
-def everything(reading):
-    return "\n".join(entry.text for entry in reading.entries)
 
 
 def a_working_session(db, session_id="ses_0001"):

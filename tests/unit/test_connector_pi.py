@@ -13,6 +13,7 @@ import pytest
 
 from connectors import registry
 from connectors.pi import PiConnector
+from tests.conftest import everything, texts
 from tests.conftest import shared_fixture as shared
 
 REPO = Path(__file__).resolve().parents[2]
@@ -38,14 +39,6 @@ def read_lines(tmp_path, lines):
     connector = PiConnector(path)
     (unit,) = connector.discover()
     return connector.read(unit)
-
-
-def texts(reading):
-    return [(entry.role, entry.text) for entry in reading.entries]
-
-
-def everything(reading):
-    return "\n".join(entry.text for entry in reading.entries)
 
 
 def msg(key, parent, role, content, **fields):

@@ -14,6 +14,7 @@ import pytest
 
 from connectors.base import UnitError
 from connectors.specstory import SpecStoryConnector
+from tests.conftest import everything, texts
 from tests.conftest import shared_fixture as shared
 
 REPO = Path(__file__).resolve().parents[2]
@@ -38,14 +39,6 @@ def read_file(path):
 def read_own():
     connector = SpecStoryConnector(OWN)
     return {unit.id: (unit, connector.read(unit)) for unit in connector.discover()}
-
-
-def texts(reading):
-    return [(entry.role, entry.text) for entry in reading.entries]
-
-
-def everything(reading):
-    return "\n".join(entry.text for entry in reading.entries)
 
 
 def at(text):

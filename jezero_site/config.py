@@ -56,6 +56,13 @@ def _tokenizer_problem(value):
     return None
 
 
+def _word_tokenizer_problem(value):
+    problem = _tokenizer_problem(value)
+    if problem is None and "trigram" in value.split():
+        problem = "must be a word tokenizer (unicode61, porter or ascii): a trigram index of every original would be huge"
+    return problem
+
+
 def _slug_problem(value):
     return None if SLUG_RE.match(value) else "must be a slug: lowercase letters, digits, '.', '_', '-'"
 
@@ -91,6 +98,9 @@ SECTIONS: dict[str, tuple[Key, ...]] = {
     "storage": (
         Key("tokenizer", "str", "trigram remove_diacritics 1", "FTS5 tokenizer; changing it needs `jezero reindex`",
             check=_tokenizer_problem),
+        Key("original_tokenizer", "str", "porter unicode61 remove_diacritics 2",
+            "FTS5 word tokenizer of the original-text index; changing it needs `jezero reindex`",
+            check=_word_tokenizer_problem),
     ),
     "search": (
         Key("candidate_pool", "int", 200, "rows kept by BM25 before the recency re-rank", minimum=10, maximum=5_000),
@@ -98,6 +108,9 @@ SECTIONS: dict[str, tuple[Key, ...]] = {
         Key("recency_weight", "float", 0.3, "share of the score that recency can take away (0 = pure BM25)", minimum=0, maximum=1),
         Key("default_limit", "int", 10, "search results when the caller asks for no number", minimum=1, maximum=500),
         Key("max_limit", "int", 50, "the most results any read returns", minimum=1, maximum=500),
+        Key("record_weight", "float", 1.0, "fused search: weight of the record index's relevance", minimum=0, maximum=10),
+        Key("original_weight", "float", 1.0, "fused search: weight of the original-text index's relevance",
+            minimum=0, maximum=10),
     ),
     "projects": (
         Key("paths", "table[str]", {}, "path prefix → project slug; the longest prefix wins"),
@@ -294,6 +307,8 @@ def validate(raw: dict) -> dict:
     if search["default_limit"] > search["max_limit"]:
         raise ConfigError(f"search.default_limit: {search['default_limit']} is above "
                           f"search.max_limit ({search['max_limit']})")
+    if search["record_weight"] + search["original_weight"] <= 0:
+        raise ConfigError("search.original_weight: record_weight and original_weight cannot both be 0")
     connectors = raw.get("connectors", [])
     if not isinstance(connectors, list):
         raise ConfigError("connectors: write each one as a [[connectors]] table")

@@ -88,10 +88,12 @@ def unauthorized(request, exc):
 
 @reads.get("/search", response={200: SearchOut, 400: ErrorOut, **COMMON})
 def search_items(request, q: str, project: str | None = None, source: str | None = None, since: str | None = None,
-                 limit: int | None = None):
-    """Literal full-text search (words, fragments, "quoted phrases"), best first with a recency boost."""
+                 limit: int | None = None, records_only: bool = False):
+    """Literal full-text search (words, fragments, "quoted phrases") over the records and what was said, best
+    first with a recency boost; each result says where it matched (`matched_in`) and shows a `snippet`.
+    `records_only` ranks by the records alone (SPEC §7)."""
     return search.search(q, allowed_sources=caller(request).sources, project=project, source=source, since=since,
-                         limit=limit).as_dict()
+                         limit=limit, records_only=records_only).as_dict()
 
 
 @reads.get("/items/{item_id}", response={200: ItemOut, 404: ErrorOut, **COMMON}, exclude_unset=True)

@@ -13,19 +13,24 @@ from django.db.backends.sqlite3.base import Database
 @checks.register("jezero")
 def sqlite_has_tokenizer(app_configs=None, **kwargs):
     tokenizer = settings.JEZERO["storage"]["tokenizer"]
+    original = settings.JEZERO["storage"]["original_tokenizer"]
     try:
         conn = Database.connect(":memory:")
         try:
             conn.execute(f"CREATE VIRTUAL TABLE probe USING fts5(a, tokenize = '{tokenizer}')")
+            # The original-text index is contentless with deletes and one stored column (>= 3.47).
+            conn.execute(f"CREATE VIRTUAL TABLE probe2 USING fts5(a, b UNINDEXED, content = '', contentless_delete = 1, "
+                         f"contentless_unindexed = 1, tokenize = '{original}')")
             conn.execute("SELECT pow(0.5, 2.0)")  # search's recency factor needs the math functions
         finally:
             conn.close()
     except Database.Error as exc:
         return [checks.Error(
             f"SQLite {Database.sqlite_version} (module {Database.__name__}) cannot create an FTS5 "
-            f"table with tokenizer {tokenizer!r} or lacks the math functions: {exc}",
-            hint="`trigram remove_diacritics 1` needs SQLite >= 3.45. Install pysqlite3-binary "
-                 "(Linux x86_64) or sqlean.py (other platforms), or change storage.tokenizer "
+            f"table with tokenizer {tokenizer!r} (records) and {original!r} (original text), or lacks the "
+            f"math functions: {exc}",
+            hint="Jezero needs SQLite >= 3.47. Install pysqlite3-binary "
+                 "(Linux x86_64) or sqlean.py (other platforms), or change storage.tokenizer / storage.original_tokenizer "
                  f"in {settings.CONFIG_PATH}.",
             id="jezero.E001",
         )]

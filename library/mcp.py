@@ -51,11 +51,13 @@ def _guard(call):
 
 @server.tool()
 def search(query: str, ctx: Context, project: str | None = None, source: str | None = None,
-           since: str | None = None, limit: int | None = None) -> SearchOut:
-    """Search the library (literal words, fragments and "quoted phrases"; best first, newer work boosted)."""
+           since: str | None = None, limit: int | None = None, records_only: bool = False) -> SearchOut:
+    """Search the library (literal words, fragments and "quoted phrases"; best first, newer work boosted) in the
+    records and in what was said; each result has matched_in ("record", "original") and a snippet showing why.
+    records_only=true ranks by the records alone."""
     sources = _sources(ctx)
     return SearchOut(**_guard(lambda: lib.search(query, allowed_sources=sources, project=project, source=source,
-                                                 since=since, limit=limit).as_dict()))
+                                                 since=since, limit=limit, records_only=records_only).as_dict()))
 
 
 @server.tool()

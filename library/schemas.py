@@ -16,10 +16,17 @@ class ItemRow(Schema):
     score: float | None = None
 
 
+class SearchRow(ItemRow):
+    matched_in: list[str]
+    snippet: str
+
+
 class SearchOut(Schema):
     query: str
     match: str | None
-    results: list[ItemRow]
+    original_match: str | None
+    records_only: bool
+    results: list[SearchRow]
 
 
 class Atom(Schema):

@@ -9,7 +9,7 @@ User text reaches FTS5 only through `build_match_query`, which quotes every term
 always as a bound parameter.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from datetime import datetime
 from fnmatch import fnmatchcase
 
@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
-from library import records, store
+from library import records, snippets, store, terms
 from library.errors import BadInput, NotFound
 from library.timeutil import from_db, iso, parse_when
 
@@ -39,7 +39,13 @@ _ROW_COLUMNS = "id, key, title, summary, project, source, trust, occurred_at"
 
 @dataclass(frozen=True)
 class Hit:
-    """One result row (SPEC §7). `score` is None for rows listed by date, not relevance."""
+    """One result row (SPEC §7). `score` is None for rows listed by date, not relevance.
+
+    Search results also say where the query matched (`matched_in`: "record" and/or
+    "original", SPEC §7a) and carry a `snippet` showing why: an excerpt of the original
+    around the match when the original matched, else of the record; the matched words sit
+    between SNIPPET_START and SNIPPET_END (`plain_snippet` drops them).
+    """
 
     id: int
     key: str
@@ -50,6 +56,8 @@ class Hit:
     trust: str
     occurred_at: datetime
     score: float | None = None
+    matched_in: tuple = ()
+    snippet: str = ""
 
     def as_dict(self):
         return {
@@ -58,16 +66,22 @@ class Hit:
             "occurred_at": iso(self.occurred_at), "score": self.score,
         }
 
+    def search_dict(self):
+        """A search result for agents: the row, `matched_in` and the plain-text snippet."""
+        return {**self.as_dict(), "matched_in": list(self.matched_in), "snippet": plain_snippet(self.snippet)}
+
 
 @dataclass(frozen=True)
 class SearchResult:
     query: str
-    match: str | None
+    match: str | None               # the record index's MATCH expression (None: nothing to look up)
     hits: list
-    snippets: dict = field(default_factory=dict)  # item id → fragment (only when asked for)
+    original_match: str | None = None  # the original-text index's (None in records-only mode)
+    records_only: bool = False
 
     def as_dict(self):
-        return {"query": self.query, "match": self.match, "results": [h.as_dict() for h in self.hits]}
+        return {"query": self.query, "match": self.match, "original_match": self.original_match,
+                "records_only": self.records_only, "results": [h.search_dict() for h in self.hits]}
 
 
 @dataclass(frozen=True)
@@ -85,46 +99,11 @@ class LaterResult:
                 "results": [h.as_dict() for h in self.hits]}
 
 
-# --- query building ------------------------------------------------------------------------
+# --- query building: library.terms (re-exported here, where callers have always found it) ----
 
-def split_terms(text):
-    """Words separated by white space; text in double quotes is one term (a phrase). An
-    unbalanced quote counts as closed at the end. Empty terms are dropped."""
-    terms, word, phrase, in_phrase = [], [], [], False
-    for char in text or "":
-        if in_phrase:
-            if char == '"':
-                terms.append("".join(phrase).strip())
-                phrase, in_phrase = [], False
-            else:
-                phrase.append(char)
-        elif char == '"':
-            terms.append("".join(word))
-            word, in_phrase = [], True
-        elif char.isspace():
-            terms.append("".join(word))
-            word = []
-        else:
-            word.append(char)
-    terms.append("".join(phrase).strip() if in_phrase else "".join(word))
-    return [term for term in terms if term]
-
-
-def build_match_query(text, tokenizer=None):
-    """The FTS5 MATCH expression for free text, or None when no term is long enough.
-
-    `analytics shop "consent banner"` → `"analytics" OR "shop" OR "consent banner"`. Every
-    term is quoted (quotes inside doubled), so nothing typed acts as an FTS5 operator.
-    """
-    minimum = store.min_term_length(tokenizer)
-    quoted = []
-    for term in split_terms(text):
-        if len(term) < minimum:
-            continue
-        wrapped = '"' + term.replace('"', '""') + '"'
-        if wrapped not in quoted:
-            quoted.append(wrapped)
-    return " OR ".join(quoted) or None
+split_terms = terms.split_terms
+build_match_query = terms.build_match_query
+build_original_query = terms.build_original_query
 
 
 # --- limits, scoring, filters ----------------------------------------------------------------
@@ -196,6 +175,7 @@ class _Filters:
     sql: str
     params: list
     empty: bool = False  # nothing can match (a forbidden source, no allowed source)
+    now: str | None = None  # the database's form of "now", for the recency decay
 
 
 def _filters(allowed_sources, *, project=None, source=None, since=None, until=None, exclude_id=None):
@@ -277,32 +257,164 @@ def _ranked(match, filters, *, limit, recency_weight=None, now=None, offset=0):
         return [_hit(row, row[8]) for row in cursor.fetchall()]
 
 
-SNIPPET_START, SNIPPET_END = "\ue000", "\ue001"  # private-use characters; the web app turns them into <mark>
+SNIPPET_START, SNIPPET_END = snippets.START, snippets.END  # the web app turns them into <mark>
+plain_snippet = snippets.plain
 
 
 def search(query, *, allowed_sources, project=None, source=None, since=None, limit=None, now=None, offset=0,
-           snippets=False):
-    """Search the library (SPEC §7). Returns a SearchResult; a query of only short words
-    gives no results and `match = None`. Raises BadInput for a bad `since` or `limit`.
+           records_only=False):
+    """Search the library: SPEC §7a's fused ranking of the record and the original-text
+    index, or with `records_only` exactly SPEC §7's record ranking, score for score.
 
-    `offset` skips ranked results (the web app's pages); `snippets` adds, per hit, FTS5's
-    best fragment with the matches between SNIPPET_START and SNIPPET_END (raw text: escape
-    it before showing it).
+    Returns a SearchResult whose hits carry `matched_in` and a snippet. A query with nothing
+    to look up gives no results (`match` and `original_match` None). Raises BadInput for a
+    bad `since` or `limit`. `offset` skips ranked results (the web app's pages; only the
+    candidate pools are ever ranked).
     """
     limit = clamp_limit(limit, _search_config()["default_limit"])
     offset = max(int(offset or 0), 0)
     match = build_match_query(query)
     filters = _filters(allowed_sources, project=project, source=source, since=since)
-    hits = _ranked(match, filters, limit=limit, now=now, offset=offset)
-    fragments = _snippets(match, [hit.id for hit in hits]) if snippets and hits else {}
-    return SearchResult(query=query, match=match, hits=hits, snippets=fragments)
+    if records_only:
+        hits = _ranked(match, filters, limit=limit, now=now, offset=offset)
+        ids = [hit.id for hit in hits]
+        record_snippets = _record_snippets(match, ids) if ids else {}
+        hits = [replace(hit, matched_in=(RECORD,), snippet=record_snippets.get(hit.id, "")) for hit in hits]
+        return SearchResult(query=query, match=match, hits=hits, records_only=True)
+    original_match = build_original_query(query)
+    hits = _fused(match, original_match, filters, limit=limit, offset=offset, now=now)
+    return SearchResult(query=query, match=match, original_match=original_match,
+                        hits=_explained(hits, query, match, original_match))
 
 
-def _snippets(match, ids):
+# --- the fused ranking (SPEC §7a) --------------------------------------------------------------
+#
+# Each index gives its best `candidate_pool` rows by BM25 (the filters in the same WHERE, read
+# from the covering index as in `_ranked`), with each row's recency decay computed by SQLite.
+# Each list's relevances are divided by that list's best, so that neither index dominates by
+# the scale of its BM25 (an original of 60,000 characters scores far above a 600-character
+# record), then weighted (`search.record_weight`, `search.original_weight`) and summed; the
+# recency factor of stage 2 multiplies the sum. bench/recall.py measured this against
+# reciprocal-rank fusion and against each index alone, on extractive and on model-written
+# records (bench/RESULTS.md).
+
+RECORD, ORIGINAL = "record", "original"
+
+
+def _candidates(table, match, filters, *, weights=""):
+    """[(id, relevance, occurred_at, decay)] of one index's best rows, best first."""
+    if match is None or filters.empty:
+        return []
+    config = _search_config()
+    join = where = ""
+    if filters.sql:
+        join = f"CROSS JOIN items AS i INDEXED BY items_filter ON i.id = {table}.rowid"
+        where = f"AND {filters.sql}"
+    sql = (
+        f"WITH candidates AS ("
+        f" SELECT {table}.rowid AS id, -bm25({table}{weights}) AS relevance FROM {table} {join}"
+        f" WHERE {table} MATCH %s {where} ORDER BY bm25({table}{weights}) LIMIT %s)"
+        f" SELECT c.id, c.relevance, f.occurred_at,"
+        f"  pow(0.5, max(julianday(%s) - julianday(f.occurred_at), 0.0) / %s)"
+        f" FROM candidates AS c JOIN items AS f INDEXED BY items_filter ON f.id = c.id"
+    )
+    params = [match, *filters.params, config["candidate_pool"], filters.now, config["recency_half_life_days"]]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def fuse(record_rows, original_rows, *, record_weight, original_weight, recency_weight):
+    """Combine two candidate lists (`_candidates` rows) into [(id, score, occurred_at, matched_in)]
+    sorted by score, ties newer first, then higher id. Pure: bench/recall.py calls it too."""
+    fused = {}
+    for rows, weight, name in ((record_rows, record_weight, RECORD), (original_rows, original_weight, ORIGINAL)):
+        best = max((row[1] for row in rows), default=0.0)
+        for item_id, relevance, occurred_at, decay in rows:
+            share = weight * relevance / best if best > 0 else 0.0
+            entry = fused.setdefault(item_id, [0.0, occurred_at, decay, []])
+            entry[0] += share
+            entry[3].append(name)
+    ranked = [
+        (item_id, total * ((1.0 - recency_weight) + recency_weight * decay), occurred_at, tuple(names))
+        for item_id, (total, occurred_at, decay, names) in fused.items()
+    ]
+    ranked.sort(key=lambda row: (row[1], row[2], row[0]), reverse=True)
+    return ranked
+
+
+def _fused(match, original_match, filters, *, limit, offset, now):
+    if filters.empty or (match is None and original_match is None):
+        return []
+    config = _search_config()
+    filters = replace(filters, now=connection.ops.adapt_datetimefield_value(now or timezone.now()))
+    weights = ", " + ", ".join(f"{w:.1f}" for w in store.BM25_WEIGHTS)
+    record_rows = _candidates(store.FTS_TABLE, match, filters, weights=weights) if config["record_weight"] else []
+    original_rows = (_candidates(store.ORIGINAL_TABLE, original_match, filters)
+                     if config["original_weight"] else [])
+    ranked = fuse(record_rows, original_rows, record_weight=config["record_weight"],
+                  original_weight=config["original_weight"], recency_weight=config["recency_weight"])
+    page = ranked[offset:offset + limit]
+    if not page:
+        return []
+    rows = _rows([row[0] for row in page])
+    return [replace(_hit(rows[item_id], score), matched_in=names) for item_id, score, _at, names in page]
+
+
+def _rows(ids):
+    marks = ", ".join("%s" for _ in ids)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {_ROW_COLUMNS} FROM items AS i WHERE i.id IN ({marks})", list(ids))
+        return {row[0]: row for row in cursor.fetchall()}
+
+
+def _explained(hits, query, match, original_match):
+    """The hits with exact `matched_in` (a candidate list holds only each index's best rows)
+    and their snippets: of the original where it matched, else of the record."""
+    if not hits:
+        return hits
+    ids = [hit.id for hit in hits]
+    in_record = _matching(store.FTS_TABLE, match, ids)
+    in_original = _matching(store.ORIGINAL_TABLE, original_match, ids)
+    record_snippets = _record_snippets(match, sorted(in_record)) if in_record else {}
+    originals = _originals(sorted(in_original)) if in_original else {}
+    words = terms.original_terms(query)
+    out = []
+    for hit in hits:
+        matched_in = tuple(name for name, found in ((RECORD, hit.id in in_record), (ORIGINAL, hit.id in in_original))
+                           if found) or hit.matched_in
+        snippet = ""
+        if hit.id in originals:
+            snippet = snippets.excerpt(originals[hit.id], words)
+        if not snippet:
+            snippet = record_snippets.get(hit.id, "")
+        out.append(replace(hit, matched_in=matched_in, snippet=snippet))
+    return out
+
+
+def _matching(table, match, ids):
+    if match is None or not ids:
+        return set()
+    marks = ", ".join("%s" for _ in ids)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH %s AND rowid IN ({marks})", [match, *ids])
+        return {row[0] for row in cursor.fetchall()}
+
+
+def _originals(ids):
+    marks = ", ".join("%s" for _ in ids)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT id, original FROM items WHERE id IN ({marks})", ids)
+        return dict(cursor.fetchall())
+
+
+def _record_snippets(match, ids):
+    if match is None:
+        return {}
     fts = store.FTS_TABLE
     marks = ", ".join("%s" for _ in ids)
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT rowid, snippet({fts}, -1, %s, %s, '…', 64) FROM {fts} "
+        cursor.execute(f"SELECT rowid, snippet({fts}, -1, %s, %s, '…', 24) FROM {fts} "
                        f"WHERE {fts} MATCH %s AND rowid IN ({marks})", [SNIPPET_START, SNIPPET_END, match, *ids])
         return dict(cursor.fetchall())
 

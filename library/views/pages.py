@@ -29,23 +29,25 @@ def search(request):
     query = (request.GET.get("q") or "").strip()
     filters, page = _filters(request), _page(request)
     offset = (page - 1) * PAGE_SIZE
-    hits, snippets, match, error = [], {}, None, None
+    records_only = request.GET.get("records_only") == "1"
+    hits, match, original_match, error = [], None, None, None
     try:
         if query:
-            result = lib.search(query, allowed_sources=EVERYTHING, limit=PAGE_SIZE, offset=offset, snippets=True,
-                                **filters)
-            hits, snippets, match = result.hits, result.snippets, result.match
+            result = lib.search(query, allowed_sources=EVERYTHING, limit=PAGE_SIZE, offset=offset,
+                                records_only=records_only, **filters)
+            hits, match, original_match = result.hits, result.match, result.original_match
         else:
             hits = lib.timeline(allowed_sources=EVERYTHING, limit=PAGE_SIZE, offset=offset, **filters)
     except BadInput as exc:
         error = str(exc)
-    pool = lib.candidate_pool()
+    pool = lib.candidate_pool() * (1 if records_only else 2)  # the fused ranking draws on two pools
     more = len(hits) == PAGE_SIZE and (not query or offset + PAGE_SIZE < pool)
     return render(request, "library/search.html", {
-        "query": query, "filters": filters, "hits": hits, "snippets": snippets, "match": match, "error": error,
+        "query": query, "filters": filters, "hits": hits, "match": match, "original_match": original_match,
+        "records_only": records_only, "error": error,
         "page": page, "more": more, "sources": lib.library_sources(),
         "project_names": [p["project"] for p in lib.projects(allowed_sources=EVERYTHING)],
-        "short_query": bool(query) and match is None and not error,
+        "short_query": bool(query) and match is None and original_match is None and not error,
     })
 
 

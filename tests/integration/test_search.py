@@ -1,4 +1,5 @@
-"""SPEC §7 search, rule by rule, on a real SQLite FTS5 index."""
+"""SPEC §7 search, rule by rule, on a real SQLite FTS5 index: `records_only=True`, which must
+reproduce §7 exactly (the fused default of §7a has its own tests in test_search_fused.py)."""
 
 from datetime import timedelta
 
@@ -19,6 +20,7 @@ def ids(result):
 def find(query, **kwargs):
     kwargs.setdefault("allowed_sources", ALL_SOURCES)
     kwargs.setdefault("now", NOW)
+    kwargs.setdefault("records_only", True)
     return lib.search(query, **kwargs)
 
 
@@ -65,7 +67,7 @@ def test_a_query_of_short_words_returns_nothing_without_error():
     assert (result.match, result.hits) == (None, [])
 
 
-def test_the_original_text_is_not_indexed():
+def test_records_only_does_not_search_the_original_text():
     make_item(title="Plain record", original="the zanzibar incident")
     assert find("zanzibar").hits == []
 

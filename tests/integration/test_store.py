@@ -75,7 +75,7 @@ def test_check_reports_a_missing_row_an_extra_row_and_different_text():
     report = store.check()
     assert not report.ok
     assert (report.missing, report.extra, report.different) == ([a.pk], [9999], [b.pk])
-    assert any("items without an index row" in p for p in report.problems)
+    assert any("items without a row in the record index" in p for p in report.problems)
 
 
 def test_rebuild_restores_agreement():
@@ -140,6 +140,6 @@ def test_check_runs_the_fts5_integrity_check():
     with connection.cursor() as cursor:
         cursor.execute("DELETE FROM items_fts_data WHERE id > 10")  # the segments' leaf pages
     report = store.check()
-    assert any("FTS5 integrity-check failed" in p for p in report.problems)
+    assert any("FTS5 integrity-check of the record index failed" in p for p in report.problems)
     store.rebuild()  # and `jezero reindex` is the cure
     assert store.check().ok

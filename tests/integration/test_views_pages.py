@@ -105,7 +105,9 @@ def test_search_pages(client, people):
 
 
 def test_a_query_of_short_words_says_why_there_is_nothing(client, people, library):
-    assert "three characters or more" in as_person(client, people["plain"]).get("/", {"q": "a an"}).content.decode()
+    assert "Nothing to search for" in as_person(client, people["plain"]).get("/", {"q": "a an"}).content.decode()
+    page = as_person(client, people["plain"]).get("/", {"q": "a an", "records_only": "1"}).content.decode()
+    assert "three characters or more" in page
 
 
 def test_the_item_page_shows_everything_and_the_later_panel(client, people, library):

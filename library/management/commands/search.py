@@ -11,17 +11,23 @@ class Command(Verb):
         parser.add_argument("--source", help="only this source (exact)")
         parser.add_argument("--since", help="only items at or after this date/time (UTC unless an offset is given)")
         parser.add_argument("--limit", type=int, help="how many results (default 10, at most search.max_limit)")
+        parser.add_argument("--records-only", action="store_true",
+                            help="rank by the records alone (SPEC §7), not also by what was said")
 
     def handle(self, *args, **opts):
         result = search.search(" ".join(opts["query"]), allowed_sources=search.ALL_SOURCES,
                                project=opts["project"], source=opts["source"], since=opts["since"],
-                               limit=opts["limit"])
+                               limit=opts["limit"], records_only=opts["records_only"])
         if opts["json"]:
             self.emit_json(result.as_dict())
-        elif result.match is None:
-            self.stdout.write("no searchable words: use words of 3 or more characters, or a \"quoted phrase\"")
+        elif result.match is None and result.original_match is None:
+            self.stdout.write("no searchable words: use distinctive words (3 or more characters for --records-only), "
+                              "or a \"quoted phrase\"")
         else:
             for hit in result.hits:
                 self.stdout.write(hit_line(hit))
+                where = " + ".join(hit.matched_in)
+                snippet = search.plain_snippet(hit.snippet)
+                self.stdout.write(f"      [{where}] {snippet}" if snippet else f"      [{where}]")
             if not result.hits:
                 self.stdout.write("no results")

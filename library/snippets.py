@@ -1,0 +1,100 @@
+"""Short excerpts that show why a search result was found (SPEC §7a `snippet`).
+
+`excerpt(text, terms)` picks the window of an item's original text where most of the
+query's terms occur together and marks each occurrence between START and END (private-use
+characters: the web app escapes the text first and only then turns them into <mark>; agents
+get `plain()` text). Matching is a reader's approximation of the word index: case-insensitive,
+whole words from their start, a long word also matching its other endings (`deploying`
+finds `deployed`), Chinese, Japanese and Korean characters wherever they stand. Pure
+functions: no database.
+"""
+
+import re
+
+from library import store
+
+START, END = "\ue000", "\ue001"
+WIDTH = 240            # characters of original text in an excerpt
+_MAX_MATCHES = 2_000   # occurrences looked at in one text
+_CJK_RE = re.compile(f"[{store.CJK_CHARS}]")
+_WORD_RE = re.compile(r"\w+")
+_MARKS_RE = re.compile(f"[{START}{END}]")
+
+
+def plain(text):
+    """`text` without the match marks."""
+    return _MARKS_RE.sub("", text or "")
+
+
+def _word_pattern(word):
+    if _CJK_RE.match(word):
+        return re.escape(word)
+    stem = word
+    if len(word) >= 6 and word.isascii():
+        stem = word[: max(4, len(word) - 3)]   # deploying → depl…: finds deploy, deployed, deployment
+    tail = r"\w*" if stem != word or len(word) >= 4 else r"\b"
+    return r"\b" + re.escape(stem) + tail
+
+
+def _term_pattern(term):
+    """A regular expression for one query term: its words in order, a little punctuation or
+    space between them (`file.py`, `snake_case`, a phrase, a CJK bigram)."""
+    words = []
+    for word in _WORD_RE.findall(term):
+        words.extend(_CJK_RE.findall(word) if _CJK_RE.search(word) else [word])
+    if not words:
+        return None
+    return r"\W{0,3}".join(_word_pattern(word) for word in words)
+
+
+def excerpt(text, terms, width=WIDTH):
+    """The excerpt of `text` (one line, at most about `width` characters plus '…' at a cut)
+    around the densest group of `terms`, with each occurrence marked; "" when none occurs."""
+    if not text or not terms:
+        return ""
+    patterns = [p for p in (_term_pattern(term) for term in terms) if p]
+    if not patterns:
+        return ""
+    combined = re.compile("|".join(f"({p})" for p in patterns), re.IGNORECASE)
+    found = []
+    for match in combined.finditer(text):
+        found.append((match.start(), match.end(), match.lastindex))
+        if len(found) >= _MAX_MATCHES:
+            break
+    if not found:
+        return ""
+    # The window of `width` characters holding the most distinct terms (the earliest on a tie).
+    best, best_count, left = (0, 0), 0, 0
+    counts = {}
+    for right, (_start, end, group) in enumerate(found):
+        counts[group] = counts.get(group, 0) + 1
+        while left < right and end - found[left][0] > width:
+            old = found[left][2]
+            counts[old] -= 1
+            if not counts[old]:
+                del counts[old]
+            left += 1
+        if len(counts) > best_count:
+            best_count, best = len(counts), (left, right)
+    first, last = found[best[0]], found[best[1]]
+    pad = max(width - (last[1] - first[0]), 0) // 2
+    start = max(first[0] - pad, 0)
+    end = min(max(last[1] + pad, start + width), len(text))
+    start = max(min(start, end - width), 0)
+    # Cut at white space where one is near, so words are not split.
+    if start > 0:
+        space = text.rfind(" ", max(start - 20, 0), first[0])
+        start = space + 1 if space >= 0 else start
+    if end < len(text):
+        space = text.find(" ", end, min(end + 20, len(text)))
+        end = space if space >= 0 else end
+    pieces, position = [], start
+    for match_start, match_end, _group in found:
+        if match_start < start or match_end > end:
+            continue
+        pieces.append(text[position:match_start])
+        pieces.append(START + text[match_start:match_end] + END)
+        position = match_end
+    pieces.append(text[position:end])
+    body = " ".join("".join(pieces).split())
+    return ("…" if start > 0 else "") + body + ("…" if end < len(text) else "")

@@ -200,6 +200,42 @@ def make_record(text, rng, i):
                 trust="own" if rng.random() < 0.9 else "external", occurred_at=occurred)
 
 
+ORIGINAL_MEDIAN_CHARS = 9_000   # real sessions' kept text: see make_original
+ORIGINAL_MAX_CHARS = 60_000     # max_input_chars: no segment is longer
+TOOL_NAMES = ("Bash", "Read", "Edit", "Grep", "Write", "WebFetch")
+
+
+def make_original(text, rng, median=ORIGINAL_MEDIAN_CHARS):
+    """A synthetic `original` shaped like a real segment's: `user:` requests, `assistant:`
+    paragraphs and one-line `tool:` calls, blank-line separated, its length drawn from a
+    log-normal distribution (median `median`, about 1.6 × that on average, at most 60,000
+    characters: the shape of the recall corpus's segments)."""
+    target = int(min(ORIGINAL_MAX_CHARS, max(600, rng.lognormvariate(0, 1.0) * median)))
+    blocks, size = [], 0
+    while size < target:
+        if not blocks or rng.random() < 0.12:
+            block = "user: " + text.phrase(length(rng, 22, 12, 4), per_word=0.08, end=rng.choice("?.."))
+        elif rng.random() < 0.4:
+            tool = rng.choice(TOOL_NAMES)
+            if tool == "Bash":
+                arg = f"{rng.choice(COMMANDS)} {rng.choice(PATHS)}"
+            elif tool == "WebFetch":
+                arg = f"https://docs.example.org/{rng.choice(TOOLS)}/{rng.choice(self_words(text, rng))}"
+            else:
+                arg = rng.choice(PATHS)
+            block = f"tool: {tool}: {arg}"
+        else:
+            block = "assistant: " + " ".join(
+                text.phrase(n, per_word=0.05, end=".") for n in _split(length(rng, 70, 45, 8), rng))
+        blocks.append(block)
+        size += len(block) + 2
+    return "\n\n".join(blocks)
+
+
+def self_words(text, rng):
+    return [w.strip(".,;:!?()'\"").lower() or "page" for w in text.words(3)]
+
+
 def _split(total, rng):
     """A summary's words as sentences of 8–20 words."""
     parts = []

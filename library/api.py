@@ -160,7 +160,8 @@ def hook_session_start(request, payload: SessionStartIn):
 @devices.post("/hooks/first-prompt", response={200: InjectionOut, **COMMON})
 def hook_first_prompt(request, payload: FirstPromptIn):
     """What the first-prompt hook injects: up to three plainly related items, or nothing."""
-    return hooks.first_prompt(payload.prompt, allowed_sources=caller(request).sources).as_dict()
+    return hooks.first_prompt(payload.prompt, allowed_sources=caller(request).sources, cwd=payload.cwd,
+                              project=payload.project, git_remote=payload.git_remote).as_dict()
 
 
 api.add_router("/", reads)

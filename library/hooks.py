@@ -4,12 +4,15 @@ The API, the web app's agent view and the plugins' tests all use these two funct
 - `session_start`: the project of the working folder (the §6 rules) → its five newest items
   as `[id] YYYY-MM-DD title` lines, plus the protocol. No project → only the protocol.
 - `first_prompt`: a rule, not a score (BM25 scores do not compare across queries): the
-  prompt's distinctive words; fewer than two → nothing; search them; keep a result only when
-  two of the words appear as whole words in its title or summary; show at most three.
+  prompt's distinctive words; fewer than two → nothing; an item of the working folder's
+  project is shown when two of the words are in its title or summary, any other item when
+  it holds two of the words that are rare in the library (at most 3 % of the items hold
+  each); at most three. Measured by bench/first_prompt.py.
 
 Everything injected is framed as data from the library, never as instructions.
 """
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -21,6 +24,8 @@ from library.terms import STOP_WORDS, fold
 SESSION_START_ITEMS = 5
 FIRST_PROMPT_MAX_WORDS = 20
 FIRST_PROMPT_SEARCH = 8
+RARE_SHARE = 0.03        # a word held by at most 3 % of the items is rare …
+RARE_MIN_ITEMS = 3       # … and, in a small library, by at most 3 items
 FIRST_PROMPT_SHOW = 3
 MIN_SHARED_WORDS = 2
 
@@ -84,20 +89,57 @@ def session_start(*, allowed_sources, cwd=None, project=None, git_remote=None):
     return Injection(project=project, context="\n\n".join(parts))
 
 
-def first_prompt(prompt, *, allowed_sources):
-    """Past items plainly related to a session's first prompt, or an empty context."""
+def first_prompt(prompt, *, allowed_sources, cwd=None, project=None, git_remote=None):
+    """Past items plainly related to a session's first prompt, or an empty context.
+
+    The rule counts only distinctive evidence (SPEC §13 "Precision"); steps 1, 2 and 5 are
+    the spec's (distinctive words, at least two, at most three lines):
+    - **own project** (the §6 project of the working folder, or `project`): an item of that
+      project is shown when two of the prompt's distinctive words are whole words of its
+      title or summary — the session's own past work, where sharing two words is evidence;
+    - **anywhere else**: an item is shown when it holds at least MIN_SHARED_WORDS of the
+      prompt's words that are *rare* in the library — held by at most RARE_SHARE of the
+      items (never fewer than RARE_MIN_ITEMS), in their record or what was said. Generic
+      words ("code", "file", "build") are in most sessions and never count.
+    Own-project items come first (search order), then the others by how many rare words
+    they share, how rare those are (the sum of log(N / df)), newest first.
+    bench/first_prompt.py replays real first prompts to measure it.
+    """
     words = distinctive_words(prompt)
     if len(words) < MIN_SHARED_WORDS:
         return Injection(project=None, context="")
-    result = search.search(" ".join(words), allowed_sources=allowed_sources, limit=FIRST_PROMPT_SEARCH)
-    wanted = set(words)
-    kept = []
+    project = project or project_of(cwd, git_remote)
+    kept = _own_project(words, project, allowed_sources) if project else []
+    if len(kept) < FIRST_PROMPT_SHOW:
+        shown = {hit.id for hit in kept}
+        kept += [hit for hit in _rare_evidence(words, allowed_sources) if hit.id not in shown]
+    kept = kept[:FIRST_PROMPT_SHOW]
+    if not kept:
+        return Injection(project=project, context="")
+    return Injection(project=project, context=f"{_FRAME}\n" + "\n".join(_line(h) for h in kept) + f"\n{_CHECK}")
+
+
+def _own_project(words, project, allowed_sources):
+    result = search.search(" ".join(words), allowed_sources=allowed_sources, project=project,
+                           limit=FIRST_PROMPT_SEARCH)
+    wanted, kept = set(words), []
     for hit in result.hits:
         present = set(_WORD.findall(fold(f"{hit.title} {hit.summary}")))
         if len(wanted & present) >= MIN_SHARED_WORDS:
             kept.append(hit)
-            if len(kept) == FIRST_PROMPT_SHOW:
-                break
-    if not kept:
-        return Injection(project=None, context="")
-    return Injection(project=None, context=f"{_FRAME}\n" + "\n".join(_line(h) for h in kept) + f"\n{_CHECK}")
+    return kept[:FIRST_PROMPT_SHOW]
+
+
+def _rare_evidence(words, allowed_sources):
+    total = search.library_size()
+    rare = search.items_with_words(words, at_most=max(RARE_MIN_ITEMS, int(RARE_SHARE * total)))
+    evidence = {}
+    for ids in rare.values():
+        weight = math.log(max(total, 1) / len(ids))
+        for item_id in ids:
+            count, score = evidence.get(item_id, (0, 0.0))
+            evidence[item_id] = (count + 1, score + weight)
+    candidates = [item_id for item_id, (count, _score) in evidence.items() if count >= MIN_SHARED_WORDS]
+    hits = search.hits_for(candidates, allowed_sources=allowed_sources)
+    hits.sort(key=lambda hit: (*evidence[hit.id], hit.occurred_at, hit.id), reverse=True)
+    return hits[:FIRST_PROMPT_SHOW]

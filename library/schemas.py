@@ -83,6 +83,8 @@ class FirstPromptIn(Schema):
     prompt: str
     session_id: str | None = None
     cwd: str | None = None
+    project: str | None = None
+    git_remote: str | None = None
 
 
 class UploadOut(Schema):

@@ -369,36 +369,33 @@ def _rows(ids):
 
 
 def _explained(hits, query, match, original_match):
-    """The hits with exact `matched_in` (a candidate list holds only each index's best rows)
-    and their snippets: of the original where it matched, else of the record."""
+    """The hits with exact `matched_in` and their snippets: of the original where it
+    matched, else of the record. A candidate list holds only each index's best rows, so a
+    hit missing from one is looked up there by rowid (cheap for FTS5)."""
     if not hits:
         return hits
-    ids = [hit.id for hit in hits]
-    in_record = _matching(store.FTS_TABLE, match, ids)
-    in_original = _matching(store.ORIGINAL_TABLE, original_match, ids)
-    record_snippets = _record_snippets(match, sorted(in_record)) if in_record else {}
-    originals = _originals(sorted(in_original)) if in_original else {}
+    listed = {hit.id: set(hit.matched_in) for hit in hits}
+    for name, table, expression in ((RECORD, store.FTS_TABLE, match), (ORIGINAL, store.ORIGINAL_TABLE, original_match)):
+        if expression is None:
+            continue
+        for hit in hits:
+            if name not in listed[hit.id] and _matches(table, expression, hit.id):
+                listed[hit.id].add(name)
+    with_original = [hit.id for hit in hits if ORIGINAL in listed[hit.id]]
+    originals = _originals(with_original) if with_original else {}
     words = terms.original_terms(query)
-    out = []
-    for hit in hits:
-        matched_in = tuple(name for name, found in ((RECORD, hit.id in in_record), (ORIGINAL, hit.id in in_original))
-                           if found) or hit.matched_in
-        snippet = ""
-        if hit.id in originals:
-            snippet = snippets.excerpt(originals[hit.id], words)
-        if not snippet:
-            snippet = record_snippets.get(hit.id, "")
-        out.append(replace(hit, matched_in=matched_in, snippet=snippet))
-    return out
+    excerpts = {item_id: snippets.excerpt(originals.get(item_id, ""), words) for item_id in with_original}
+    wanting = [hit.id for hit in hits if not excerpts.get(hit.id) and RECORD in listed[hit.id]]
+    record_snippets = _record_snippets(match, wanting) if wanting else {}
+    return [replace(hit, matched_in=tuple(n for n in (RECORD, ORIGINAL) if n in listed[hit.id]),
+                    snippet=excerpts.get(hit.id) or record_snippets.get(hit.id, ""))
+            for hit in hits]
 
 
-def _matching(table, match, ids):
-    if match is None or not ids:
-        return set()
-    marks = ", ".join("%s" for _ in ids)
+def _matches(table, match, item_id):
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH %s AND rowid IN ({marks})", [match, *ids])
-        return {row[0] for row in cursor.fetchall()}
+        cursor.execute(f"SELECT 1 FROM {table} WHERE {table} MATCH %s AND rowid = %s", [match, item_id])
+        return cursor.fetchone() is not None
 
 
 def _originals(ids):
@@ -417,6 +414,50 @@ def _record_snippets(match, ids):
         cursor.execute(f"SELECT rowid, snippet({fts}, -1, %s, %s, '…', 24) FROM {fts} "
                        f"WHERE {fts} MATCH %s AND rowid IN ({marks})", [SNIPPET_START, SNIPPET_END, match, *ids])
         return dict(cursor.fetchall())
+
+
+# --- rare words (the first-prompt rule of SPEC §13 "Precision") --------------------------------
+
+def library_size():
+    """How many items the library holds (all sources)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM items")
+        return cursor.fetchone()[0]
+
+
+def items_with_words(words, *, at_most):
+    """{word: item ids whose record or original holds it} for each word found in at most
+    `at_most` items of the whole library; commoner words are left out. Each look-up reads
+    at most `at_most + 1` rows per index, so a common word costs no more than a rare one."""
+    out = {}
+    with connection.cursor() as cursor:
+        for word in words:
+            ids = set()
+            for table, match in ((store.FTS_TABLE, build_match_query(word)),
+                                 (store.ORIGINAL_TABLE, build_original_query(f'"{word}"'))):
+                if match is None:
+                    continue
+                cursor.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH %s LIMIT %s", [match, at_most + 1])
+                ids.update(row[0] for row in cursor.fetchall())
+                if len(ids) > at_most:
+                    break
+            if ids and len(ids) <= at_most:
+                out[word] = ids
+    return out
+
+
+def hits_for(ids, *, allowed_sources):
+    """The rows of these items that the caller may read, in the order given."""
+    filters = _filters(allowed_sources)
+    if filters.empty or not ids:
+        return []
+    marks = ", ".join("%s" for _ in ids)
+    where = f"AND {filters.sql}" if filters.sql else ""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {_ROW_COLUMNS} FROM items AS i WHERE i.id IN ({marks}) {where}",
+                       [*ids, *filters.params])
+        rows = {row[0]: row for row in cursor.fetchall()}
+    return [_hit(rows[item_id]) for item_id in ids if item_id in rows]
 
 
 # --- timeline -----------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from library import store
 
 START, END = "\ue000", "\ue001"
 WIDTH = 240            # characters of original text in an excerpt
-_MAX_MATCHES = 2_000   # occurrences looked at in one text
+_MAX_MATCHES = 40      # occurrences of one term looked at in one text
 _CJK_RE = re.compile(f"[{store.CJK_CHARS}]")
 _WORD_RE = re.compile(r"\w+")
 _MARKS_RE = re.compile(f"[{START}{END}]")
@@ -26,25 +26,51 @@ def plain(text):
     return _MARKS_RE.sub("", text or "")
 
 
-def _word_pattern(word):
-    if _CJK_RE.match(word):
-        return re.escape(word)
-    stem = word
+def _stem(word):
+    """The part of a query word that must begin a word of the text: long words lose their
+    ending (deploying → deplo… finds deploy, deployed, deployment)."""
     if len(word) >= 6 and word.isascii():
-        stem = word[: max(4, len(word) - 3)]   # deploying → depl…: finds deploy, deployed, deployment
-    tail = r"\w*" if stem != word or len(word) >= 4 else r"\b"
-    return r"\b" + re.escape(stem) + tail
+        return word[: max(4, len(word) - 3)]
+    return word
 
 
-def _term_pattern(term):
-    """A regular expression for one query term: its words in order, a little punctuation or
-    space between them (`file.py`, `snake_case`, a phrase, a CJK bigram)."""
+def _term(term):
+    """(anchor, pattern) for one query term in lowercased text: the anchor is what `str.find`
+    looks for (the first word's stem); the pattern checks the whole term from there — its
+    words in order with a little punctuation or space between them (`file.py`,
+    `snake_case`, a phrase, a CJK bigram)."""
     words = []
-    for word in _WORD_RE.findall(term):
+    for word in _WORD_RE.findall(term.lower()):
         words.extend(_CJK_RE.findall(word) if _CJK_RE.search(word) else [word])
     if not words:
         return None
-    return r"\W{0,3}".join(_word_pattern(word) for word in words)
+    parts = []
+    for word in words:
+        stem = _stem(word)
+        parts.append(re.escape(stem) + (r"\w*" if not _CJK_RE.match(word) else ""))
+    return _stem(words[0]), not _CJK_RE.match(words[0]), re.compile(r"\W{0,3}".join(parts))
+
+
+def _occurrences(low, compiled):
+    """[(start, end, term number)] of every term in `low`, in text order."""
+    found = []
+    for number, (anchor, bounded, pattern) in enumerate(compiled):
+        position, count = 0, 0
+        while count < _MAX_MATCHES:
+            position = low.find(anchor, position)
+            if position < 0:
+                break
+            if bounded and position and (low[position - 1].isalnum() or low[position - 1] == "_"):
+                position += 1
+                continue
+            match = pattern.match(low, position)
+            if match is None:
+                position += 1
+                continue
+            found.append((match.start(), match.end(), number))
+            position, count = match.end(), count + 1
+    found.sort()
+    return found
 
 
 def excerpt(text, terms, width=WIDTH):
@@ -52,15 +78,13 @@ def excerpt(text, terms, width=WIDTH):
     around the densest group of `terms`, with each occurrence marked; "" when none occurs."""
     if not text or not terms:
         return ""
-    patterns = [p for p in (_term_pattern(term) for term in terms) if p]
-    if not patterns:
+    compiled = [t for t in (_term(term) for term in terms) if t]
+    if not compiled:
         return ""
-    combined = re.compile("|".join(f"({p})" for p in patterns), re.IGNORECASE)
-    found = []
-    for match in combined.finditer(text):
-        found.append((match.start(), match.end(), match.lastindex))
-        if len(found) >= _MAX_MATCHES:
-            break
+    low = text.lower()
+    if len(low) != len(text):  # a few characters lowercase to two: match on the text itself
+        low = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
+    found = _occurrences(low, compiled)
     if not found:
         return ""
     # The window of `width` characters holding the most distinct terms (the earliest on a tie).
@@ -90,7 +114,7 @@ def excerpt(text, terms, width=WIDTH):
         end = space if space >= 0 else end
     pieces, position = [], start
     for match_start, match_end, _group in found:
-        if match_start < start or match_end > end:
+        if match_start < max(start, position) or match_end > end:
             continue
         pieces.append(text[position:match_start])
         pieces.append(START + text[match_start:match_end] + END)

@@ -21,7 +21,8 @@ def agent_view(request):
     if asked:
         start = hooks.session_start(allowed_sources=EVERYTHING, cwd=form["cwd"] or None,
                                     project=form["project"] or None)
-        first = hooks.first_prompt(form["prompt"], allowed_sources=EVERYTHING)
+        first = hooks.first_prompt(form["prompt"], allowed_sources=EVERYTHING, cwd=form["cwd"] or None,
+                                   project=form["project"] or None)
     return render(request, "library/agent_view.html", {
         "form": form, "asked": asked, "start": start, "first": first,
         "start_items": start is not None and start.context != hooks.PROTOCOL,

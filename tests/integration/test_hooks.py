@@ -41,18 +41,55 @@ def test_fewer_than_two_words_adds_nothing(items):
     assert first("") == ""
 
 
-def test_two_whole_words_in_title_or_summary_are_needed(items):
-    context = first("the recipes migration keeps failing")
-    assert f"[{items['migration'].id}]" in context
-    assert "Database migration for the recipes app" in context
+@pytest.fixture
+def generic():
+    """Thirty sessions about building code files: their words are in most of the library."""
+    return [make_item(title=f"Fix the build of the code file {n}", summary="The build of the code file works again.",
+                      original="user: the build breaks on this code file", project=f"proj-{n % 5}")
+            for n in range(30)]
 
 
-def test_migration_does_not_count_migrations(items):
-    """Whole words only: `migration` in the prompt does not match `migrations`."""
-    context = first("django migration squashed")
-    assert f"[{items['migrations'].id}]" in context  # `django` and `squashed` match whole words
-    context = first("migration squash")
-    assert f"[{items['migrations'].id}]" not in context  # `migrations`, `squashed`: no whole-word match
+def test_generic_words_inject_nothing(items, generic):
+    """SPEC §13 Precision: two words that happen to be in a title are not evidence."""
+    assert first("fix the build of my code file") == ""
+    assert first("the build of the code file fails again") == ""
+
+
+def test_two_rare_words_anywhere_are_evidence(items, generic):
+    """Words held by at most 3 % of the library (or 3 items) count; the item shows."""
+    target = make_item(title="Upgrade node", summary="Node 18 upgrade.",
+                       original="user: webpack dies with ERR_OSSL_EVP_UNSUPPORTED\n\n"
+                                "assistant: add --openssl-legacy-provider to NODE_OPTIONS")
+    context = first("webpack build fails with ERR_OSSL_EVP_UNSUPPORTED, openssl legacy provider?")
+    assert f"[{target.id}]" in context and "Upgrade node" in context
+    assert all(f"[{g.id}]" not in context for g in generic)
+
+
+def test_one_rare_word_is_not_enough(items, generic):
+    make_item(title="Upgrade node", original="user: webpack dies with ERR_OSSL_EVP_UNSUPPORTED")
+    assert first("the code file build says ERR_OSSL_EVP_UNSUPPORTED") == ""
+
+
+def test_in_the_working_folders_project_two_words_in_title_or_summary_are_enough(items, generic):
+    """The session's own past work: sharing two of the prompt's words is evidence there."""
+    own = make_item(title="Fix the build of the code file for the recipes app", summary="Build fixed.",
+                    project="recipes-app", occurred_at=days_ago(1))
+    context = hooks.first_prompt("fix the code file build again", allowed_sources=ALL_SOURCES,
+                                 cwd="/home/tomas/src/recipes-app/api")
+    assert f"[{own.id}]" in context.context
+    assert context.project == "recipes-app"
+    assert all(f"[{g.id}]" not in context.context for g in generic)  # other projects need rare words
+    assert hooks.first_prompt("fix the code file build again", allowed_sources=ALL_SOURCES).context == ""
+
+
+def test_whole_words_only_in_the_own_project_rule(items):
+    """`migration` in the prompt does not count `migrations` in a title."""
+    for n in range(30):  # elsewhere these words are common, so only the own-project rule could show it
+        make_item(title=f"Squash migrations {n}", summary="Django migrations squashed.", project="other")
+    context = hooks.first_prompt("migration squash", allowed_sources=ALL_SOURCES, project="shop-site").context
+    assert f"[{items['migrations'].id}]" not in context
+    context = hooks.first_prompt("django migrations squashed", allowed_sources=ALL_SOURCES, project="shop-site")
+    assert f"[{items['migrations'].id}]" in context.context
 
 
 def test_accents_do_not_matter_for_the_rule(items):
@@ -62,8 +99,8 @@ def test_accents_do_not_matter_for_the_rule(items):
 
 def test_at_most_three_lines_with_the_check_note_framed_as_data(items):
     for n in range(6):
-        make_item(title=f"Stripe webhook retries {n}", summary="stripe webhook handler")
-    context = first("stripe webhook retries")
+        make_item(title=f"Stripe webhook retries {n}", summary="stripe webhook handler", project="shop-site")
+    context = hooks.first_prompt("stripe webhook retries", allowed_sources=ALL_SOURCES, project="shop-site").context
     lines = [line for line in context.splitlines() if line.startswith("[")]
     assert len(lines) == 3
     assert context.startswith("Data from the Jezero library")

@@ -143,3 +143,88 @@ def test_check_runs_the_fts5_integrity_check():
     assert any("FTS5 integrity-check of the record index failed" in p for p in report.problems)
     store.rebuild()  # and `jezero reindex` is the cure
     assert store.check().ok
+
+
+# --- the original-text index (SPEC §7a) -----------------------------------------------------
+
+def said(word):
+    """Item ids whose original holds `word`, straight from the original-text index."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT rowid FROM items_original_fts WHERE items_original_fts MATCH %s ORDER BY rowid",
+                       [f'"{word}"'])
+        return [row[0] for row in cursor.fetchall()]
+
+
+def test_the_original_index_follows_every_write():
+    item = make_item(original="user: the albatross build failed")
+    assert said("albatross") == [item.pk]
+    item.original = "user: the bittern build failed"
+    item.save()
+    assert (said("albatross"), said("bittern")) == ([], [item.pk])
+    Item.objects.filter(pk=item.pk).update(original="user: cassowary")
+    assert (said("bittern"), said("cassowary")) == ([], [item.pk])
+    item.refresh_from_db()
+    item.original = "user: dunlin"
+    Item.objects.bulk_update([item], ["original"])
+    assert said("dunlin") == [item.pk]
+    created = Item.objects.bulk_create([Item(key="b:1", source="b", title="t", summary="s", original="user: egret",
+                                             occurred_at=NOW)])
+    assert said("egret") == [created[0].pk]
+    Item.objects.filter(pk=item.pk).delete()
+    assert said("dunlin") == []
+    assert store.check().ok
+
+
+def test_a_record_change_leaves_the_original_row_alone():
+    """Retagging or re-summarising does not re-tokenise tens of kilobytes of original."""
+    item = make_item(original="user: the flamingo " * 50)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM items_original_fts_data")
+        before = cursor.fetchone()[0]
+    for n in range(5):
+        Item.objects.filter(pk=item.pk).update(project=f"p{n}")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM items_original_fts_data")
+        assert cursor.fetchone()[0] == before  # no new index segment was written
+    assert said("flamingo") == [item.pk]
+    assert store.check().ok
+
+
+def test_check_reports_drift_in_the_original_index():
+    a, b, _ = make_item(original="user: a"), make_item(original="user: b"), make_item(original="user: c")
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM items_original_fts WHERE rowid = %s", [a.pk])
+        cursor.execute("DELETE FROM items_original_fts WHERE rowid = %s", [b.pk])
+        cursor.execute("INSERT INTO items_original_fts(rowid, text, digest) VALUES (%s, 'user: tampered', 'x')", [b.pk])
+        cursor.execute("UPDATE items SET original = 'user: changed behind the index' WHERE id = %s", [_.pk])
+    report = store.check()
+    assert (report.original.missing, report.original.different) == ([a.pk], [b.pk, _.pk])
+    assert any("items without a row in the original-text index" in p for p in report.problems)
+    assert any("items whose original-text index text differs" in p for p in report.problems)
+    store.rebuild()
+    assert store.check().ok
+    assert said("changed") == [_.pk]
+
+
+def test_an_original_tokenizer_change_is_reported_until_reindexed(jezero_config):
+    make_item(original="user: running the runner")
+    jezero_config("storage", original_tokenizer="unicode61 remove_diacritics 2")
+    assert any("storage.original_tokenizer" in p for p in store.check().problems)
+    store.rebuild()
+    assert store.check().ok
+    assert store.recorded_original_tokenizer() == "unicode61 remove_diacritics 2"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_builds_the_original_index_for_an_existing_library(capsys):
+    from django.core.management import call_command
+
+    items = [make_item(original=f"user: the godwit report {n}") for n in range(3)]
+    call_command("migrate", "library", "0006", verbosity=0)  # a library from before the index
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM sqlite_master WHERE name LIKE 'items_original_fts%'")
+        assert cursor.fetchone()[0] == 0
+    call_command("migrate", "library", verbosity=0)
+    assert "original-text index: 3/3 items" in capsys.readouterr().out
+    assert said("godwit") == [i.pk for i in items]
+    assert store.check().ok

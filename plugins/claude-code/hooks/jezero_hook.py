@@ -48,7 +48,11 @@ def first_prompt(config, payload):
         return None
     # Marked before asking: if the library is slow now, later prompts still add nothing.
     client.update_state(session_id, first_prompt_at=time.time())
-    body = {"prompt": prompt[:MAX_PROMPT_CHARS], "session_id": session_id, "cwd": payload.get("cwd") or ""}
+    cwd = payload.get("cwd") or ""
+    body = {"prompt": prompt[:MAX_PROMPT_CHARS], "session_id": session_id, "cwd": cwd}
+    remote = client.git_info(cwd)[1] if cwd else None
+    if remote:
+        body["git_remote"] = remote
     return "UserPromptSubmit", client.fetch_context(config, "/api/v1/hooks/first-prompt", body, _budget())
 
 

@@ -411,7 +411,7 @@ def _record_snippets(match, ids):
     fts = store.FTS_TABLE
     marks = ", ".join("%s" for _ in ids)
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT rowid, snippet({fts}, -1, %s, %s, '…', 24) FROM {fts} "
+        cursor.execute(f"SELECT rowid, snippet({fts}, -1, %s, %s, '…', 64) FROM {fts} "
                        f"WHERE {fts} MATCH %s AND rowid IN ({marks})", [SNIPPET_START, SNIPPET_END, match, *ids])
         return dict(cursor.fetchall())
 

@@ -201,6 +201,18 @@ def test_a_person_logs_in_and_searches_one_project(open_tab, site):
     expect(page.get_by_role("searchbox")).to_have_value("consent banner")
     expect(page.get_by_label("Project", exact=True)).to_have_value("shop-site")
     screenshot(page, "search-results")
+    # Words only said in the session, not in its record: found there, and shown why.
+    page.get_by_role("searchbox", name=re.compile("Words")).fill("shop behind")
+    page.get_by_label("Project", exact=True).select_option("")
+    page.get_by_role("button", name="Search", exact=True).click()
+    keep = page.get_by_role("listitem").filter(has=page.get_by_role("link", name=KEEP))
+    expect(keep.get_by_text(re.compile("found in .*what was said"))).to_be_visible()
+    expect(keep.locator(".snippet.said mark").first).to_be_visible()
+    screenshot(page, "search-what-was-said")
+    page.get_by_label("Records only").check()
+    page.get_by_role("button", name="Search", exact=True).click()
+    expect(page).to_have_url(re.compile(r"records_only=1"))
+    expect(page.get_by_text("in the records only")).to_be_visible()
     assert not tab.dialogs
 
 

@@ -80,7 +80,9 @@ def test_search_json_has_the_query_the_match_and_the_rows(library):
     assert out["query"] == 'analytics "consent banner"'
     assert out["match"] == '"analytics" OR "consent banner"'
     assert [r["key"] for r in out["results"]][0] == "agent-laptop:d1"
-    assert set(out["results"][0]) == {"id", "key", "title", "summary", "project", "source", "trust", "occurred_at", "score"}
+    assert set(out["results"][0]) == {"id", "key", "title", "summary", "project", "source", "trust", "occurred_at", "score",
+                                      "matched_in", "snippet"}
+    assert out["original_match"] == "\"analytics\" OR \"consent banner\"" and out["records_only"] is False
     accents = json.loads(library("search", "cafe", "--json").stdout)
     assert [r["key"] for r in accents["results"]] == ["agent-laptop:d3"]
 
@@ -91,7 +93,9 @@ def test_search_filters_and_text_output(library):
     out = json.loads(library("search", "analytics", "--since", "2026-06-01", "--json").stdout)
     assert [r["key"] for r in out["results"]] == ["agent-laptop:d2"]
     text = library("search", "analytics", "--limit", "1").stdout
-    assert text.startswith("[") and "shop-site  agent-laptop" in text and len(text.strip().splitlines()) == 1
+    hit, why = text.strip().splitlines()  # the result, then where it matched and the snippet
+    assert hit.startswith("[") and "shop-site  agent-laptop" in hit
+    assert why.strip().startswith("[record]") and "analytics" in why
 
 
 def test_show_later_and_newer(library):
@@ -160,6 +164,29 @@ def test_check_fails_on_a_damaged_index_and_reindex_repairs_it(library):
     assert report["missing"] == [2] and not report["ok"]
     assert "indexed 3 item(s)" in library("reindex").stdout
     assert json.loads(library("check", "--json").stdout)["ok"] is True
+
+
+def test_check_sees_a_damaged_original_index_and_reindex_repairs_it(library):
+    db = sqlite3.connect(library.data / "jezero.sqlite3")
+    db.execute("DELETE FROM items_original_fts WHERE rowid = 3")
+    db.commit()
+    db.close()
+    proc = library("check", ok=False)
+    assert "items without a row in the original-text index: 3" in proc.stdout
+    assert "original index" in library("reindex", "--only", "original").stdout
+    assert library("check").returncode == 0
+
+
+def test_search_says_where_it_matched_and_records_only_keeps_to_the_records(library):
+    """d3's record never says "the menu"; what was said does."""
+    out = json.loads(library("search", "menu", "--json").stdout)
+    top = out["results"][0]
+    assert (top["key"], top["matched_in"]) == ("agent-laptop:d3", ["record", "original"])
+    assert "move the menu" in top["snippet"]
+    text = library("search", '"the menu"').stdout
+    assert "Café menu migration" in text and "[original] user: move the menu" in text
+    records = json.loads(library("search", '"the menu"', "--records-only", "--json").stdout)
+    assert records["records_only"] is True and records["results"] == []
 
 
 def test_a_tokenizer_change_needs_reindex(library):

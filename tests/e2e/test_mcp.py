@@ -24,11 +24,13 @@ RECORDS = {
         {"key": "d2", "title": "Remove the analytics script from the shop", "summary": "Server-side counts instead.",
          "project": "shop-site", "occurred_at": "2026-08-01T09:00:00Z"},
         {"key": "d3", "title": "Restic backups to Backblaze at 03:30", "summary": "Moved backups off the USB disk.",
-         "project": "home-server", "occurred_at": "2026-09-06T09:00:00Z"},
+         "project": "home-server", "occurred_at": "2026-09-06T09:00:00Z",
+         "original": "user: the USB disk keeps dropping off\n\nassistant: restic forget --prune now runs nightly"},
     ],
     "mail-home": [
         {"key": "m1", "title": "Analytics invoice from the agency", "summary": "The agency billed the analytics setup.",
-         "project": "shop-site", "occurred_at": "2026-10-01T09:00:00Z"},
+         "project": "shop-site", "occurred_at": "2026-10-01T09:00:00Z",
+         "original": "user: the invoice covers the zeppelin tracking pixel"},
     ],
 }
 
@@ -120,6 +122,18 @@ def test_the_four_tools_with_the_instructions(server):
     assert "agent-laptop:d2" in [r["key"] for r in newer.structured_content["results"]]
 
 
+def test_search_finds_what_was_said_and_says_where(server):
+    async def calls(session):
+        return (await session.call_tool("search", {"query": "prune"}),
+                await session.call_tool("search", {"query": "prune", "records_only": True}))
+
+    _, (fused, records) = run(_session_call(server["url"], server["tokens"]["all"], calls))
+    top = fused.structured_content["results"][0]
+    assert (top["key"], top["matched_in"]) == ("agent-laptop:d3", ["original"])
+    assert "restic forget --prune now runs nightly" in top["snippet"]
+    assert records.structured_content["records_only"] is True and records.structured_content["results"] == []
+
+
 def test_a_tool_error_is_an_error_result_not_a_crash(server):
     async def calls(session):
         return await session.call_tool("get_item", {"item_id": 999999})
@@ -147,6 +161,7 @@ def test_an_agent_client_never_sees_mail_through_any_tool_or_route(server):
     async def calls(session):
         return [
             await session.call_tool("search", {"query": "analytics invoice agency", "limit": 50}),
+            await session.call_tool("search", {"query": "zeppelin tracking pixel"}),
             await session.call_tool("get_item", {"item_id": mail_id}),
             await session.call_tool("timeline", {"limit": 50}),
             await session.call_tool("timeline", {"source": "mail-home"}),
@@ -157,9 +172,10 @@ def test_an_agent_client_never_sees_mail_through_any_tool_or_route(server):
     _, answers = run(_session_call(server["url"], server["tokens"]["agents"], calls))
     rows = [row for a in answers if a.structured_content for row in a.structured_content.get("results", [])]
     assert rows and not [row for row in rows if row["source"] == "mail-home" or row["id"] == mail_id]
-    assert answers[1].is_error and answers[5].is_error  # not found, not forbidden
+    assert answers[1].structured_content["results"] == []  # what the mail said is not searchable either
+    assert answers[2].is_error and answers[6].is_error  # not found, not forbidden
     headers = {"Authorization": f"Bearer {server['tokens']['agents']}"}
-    routes = [("get", "/api/v1/search?q=analytics%20agency&limit=50", None),
+    routes = [("get", "/api/v1/search?q=analytics%20agency&limit=50", None), ("get", "/api/v1/search?q=zeppelin", None),
               ("get", f"/api/v1/items/{mail_id}", None), ("get", "/api/v1/timeline?limit=50", None),
               ("get", f"/api/v1/items/{agent_id}/later", None),
               ("post", "/api/v1/hooks/session-start", {"cwd": "/home/ana/src/shop-site"}),

@@ -86,6 +86,19 @@ def test_a_client_sees_only_its_sources_on_every_route(library):
     assert "accountant" not in prompt["context"]
 
 
+def test_search_reports_matched_in_and_a_snippet_and_takes_records_only(library):
+    make_item(title="Webhook retries", source="agent-laptop", key="agent-laptop:3",
+              original="user: stripe retries the webhook with exponential backoff for three days")
+    token = token_for(sources="agent-*")
+    found = get("/api/v1/search", token, q="backoff").json()
+    assert [(r["key"], r["matched_in"]) for r in found["results"]] == [("agent-laptop:3", ["original"])]
+    assert "exponential backoff for three days" in found["results"][0]["snippet"]
+    assert get("/api/v1/search", token, q="backoff", records_only="true").json()["results"] == []
+    spec = Browser().get("/api/v1/openapi.json", HTTP_AUTHORIZATION=f"Bearer {token}").json()
+    params = [p["name"] for p in spec["paths"]["/api/v1/search"]["get"]["parameters"]]
+    assert "records_only" in params
+
+
 def test_a_client_with_no_sources_sees_nothing(library):
     token = token_for(sources="")
     assert get("/api/v1/search", token, q="stripe").json()["results"] == []

@@ -6,8 +6,8 @@ from library.cli import Verb
 
 
 class Command(Verb):
-    help = ("Verify the library: Django's system checks, items and full-text rows agree (count and content), "
-            "FTS5 integrity-check, and the index's tokenizer. Exits 1 on any difference.")
+    help = ("Verify the library: Django's system checks, items and both full-text indexes agree (count and content), "
+            "FTS5 integrity-check, and each index's tokenizer. Exits 1 on any difference.")
     system_checks = "none"  # run below, reported together with the index check
 
     def handle(self, *args, **opts):
@@ -18,6 +18,8 @@ class Command(Verb):
             self.emit_json({**report.as_dict(), "ok": not problems, "problems": problems})
         else:
             self.stdout.write(f"items: {report.items}  index rows: {report.indexed}  tokenizer: {report.tokenizer!r}")
+            self.stdout.write(f"original-text index rows: {report.original.rows}  "
+                              f"tokenizer: {report.original.tokenizer!r}")
             for problem in problems:
                 self.stdout.write(f"PROBLEM: {problem}")
             if not problems:

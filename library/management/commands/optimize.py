@@ -5,7 +5,7 @@ from library.cli import Verb
 
 
 class Command(Verb):
-    help = "Merge the full-text index into one b-tree (FTS5 optimize); the worker also does this daily."
+    help = "Merge each full-text index into one b-tree (FTS5 optimize); the worker also does this daily."
 
     def handle(self, *args, **opts):
         started = time.perf_counter()
@@ -14,4 +14,4 @@ class Command(Verb):
         if opts["json"]:
             self.emit_json({"optimized": True, "seconds": seconds})
         else:
-            self.stdout.write(f"optimized the full-text index in {seconds} s")
+            self.stdout.write(f"optimized the full-text indexes in {seconds} s")

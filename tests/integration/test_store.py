@@ -228,3 +228,18 @@ def test_the_migration_builds_the_original_index_for_an_existing_library(capsys)
     assert "original-text index: 3/3 items" in capsys.readouterr().out
     assert said("godwit") == [i.pk for i in items]
     assert store.check().ok
+
+
+def test_redact_stored_takes_a_secret_out_of_what_can_be_found(jezero_config):
+    """A rule added later: redact-stored rewrites the original, and its old words are gone
+    from the original-text index in the same transaction."""
+    from library import maintenance
+    from library.search import ALL_SOURCES, search
+
+    item = make_item(title="Deploy notes", original="user: the vault passphrase is zanzibar-4412, keep it")
+    assert [h.id for h in search("zanzibar", allowed_sources=ALL_SOURCES).hits] == [item.pk]
+    jezero_config("redaction", extra_patterns=[{"kind": "passphrase", "pattern": r"zanzibar-\d+"}])
+    assert maintenance.redact_stored().changed == 1
+    assert search("zanzibar", allowed_sources=ALL_SOURCES).hits == []
+    assert said("zanzibar") == [] and said("REDACTED") == [item.pk]
+    assert store.check().ok

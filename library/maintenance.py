@@ -17,7 +17,7 @@ from django.utils import timezone
 from library import projects, redact
 from library.errors import BadInput, NotFound
 from library.models import Item
-from library.segments import part_hint
+from library.segments import parse_blocks, part_hint
 from library.summarize import SummaryError, SummaryRequest
 
 logger = logging.getLogger(__name__)
@@ -165,8 +165,10 @@ def _request(item):
     hint = part_hint(hints.get("title_hint"), hints.get("part", 1), hints.get("parts", 1))
     connector_type = next((c["type"] for c in settings.JEZERO["connectors"] if c["name"] == item.source), None)
     context = context_line(item.source, hints, connector_type)
-    blocks = tuple(tuple(part.split(": ", 1)) for part in item.original.split("\n\n") if ": " in part)
-    return SummaryRequest(document=item.original, title_hint=hint, context=context, blocks=blocks)
+    # The stored original is the segment's rendering, so parsing it gives back the blocks
+    # the pipeline summarised the first time.
+    return SummaryRequest(document=item.original, title_hint=hint, context=context,
+                          blocks=tuple(parse_blocks(item.original)))
 
 
 def resummarize(queryset, summarizer, *, progress=None):

@@ -282,9 +282,9 @@ def search(query, *, allowed_sources, project=None, source=None, since=None, lim
         hits = [replace(hit, matched_in=(RECORD,), snippet=record_snippets.get(hit.id, "")) for hit in hits]
         return SearchResult(query=query, match=match, hits=hits, records_only=True)
     original_match = build_original_query(query)
-    hits = _fused(match, original_match, filters, limit=limit, offset=offset, now=now)
+    hits, complete = _fused(match, original_match, filters, limit=limit, offset=offset, now=now)
     return SearchResult(query=query, match=match, original_match=original_match,
-                        hits=_explained(hits, query, match, original_match))
+                        hits=_explained(hits, query, match, original_match, complete))
 
 
 # --- the fused ranking (SPEC §7a) --------------------------------------------------------------
@@ -344,8 +344,10 @@ def fuse(record_rows, original_rows, *, record_weight, original_weight, recency_
 
 
 def _fused(match, original_match, filters, *, limit, offset, now):
+    """The page of fused hits, and the indexes whose candidate list held every matching row
+    (shorter than the pool), so that `matched_in` needs no further look-up there."""
     if filters.empty or (match is None and original_match is None):
-        return []
+        return [], set()
     config = _search_config()
     filters = replace(filters, now=connection.ops.adapt_datetimefield_value(now or timezone.now()))
     weights = ", " + ", ".join(f"{w:.1f}" for w in store.BM25_WEIGHTS)
@@ -354,11 +356,16 @@ def _fused(match, original_match, filters, *, limit, offset, now):
                      if config["original_weight"] else [])
     ranked = fuse(record_rows, original_rows, record_weight=config["record_weight"],
                   original_weight=config["original_weight"], recency_weight=config["recency_weight"])
+    pool = config["candidate_pool"]
+    complete = {name for name, expression, weight, rows in (
+        (RECORD, match, config["record_weight"], record_rows),
+        (ORIGINAL, original_match, config["original_weight"], original_rows))
+        if expression is None or (weight and len(rows) < pool)}
     page = ranked[offset:offset + limit]
     if not page:
-        return []
+        return [], complete
     rows = _rows([row[0] for row in page])
-    return [replace(_hit(rows[item_id], score), matched_in=names) for item_id, score, _at, names in page]
+    return [replace(_hit(rows[item_id], score), matched_in=names) for item_id, score, _at, names in page], complete
 
 
 def _rows(ids):
@@ -368,15 +375,15 @@ def _rows(ids):
         return {row[0]: row for row in cursor.fetchall()}
 
 
-def _explained(hits, query, match, original_match):
+def _explained(hits, query, match, original_match, complete):
     """The hits with exact `matched_in` and their snippets: of the original where it
-    matched, else of the record. A candidate list holds only each index's best rows, so a
-    hit missing from one is looked up there by rowid (cheap for FTS5)."""
+    matched, else of the record. A full candidate list holds only that index's best rows,
+    so a hit missing from it is looked up there by rowid (cheap for FTS5)."""
     if not hits:
         return hits
     listed = {hit.id: set(hit.matched_in) for hit in hits}
     for name, table, expression in ((RECORD, store.FTS_TABLE, match), (ORIGINAL, store.ORIGINAL_TABLE, original_match)):
-        if expression is None:
+        if name in complete:
             continue
         for hit in hits:
             if name not in listed[hit.id] and _matches(table, expression, hit.id):

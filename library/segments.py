@@ -8,15 +8,43 @@ grows keeps its earlier segments byte-identical and only its last segment change
 """
 
 import hashlib
+import re
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from connectors.base import ROLES
+
 SEPARATOR = "\n\n"
 MARKER = "[... {n} characters omitted ...]"
+# A block starts at the beginning of the text or after SEPARATOR, with "<role>: ".
+_BLOCK_BREAK_RE = re.compile(re.escape(SEPARATOR) + "(?=(?:%s): )" % "|".join(ROLES))
+_LEADING_ROLE_RE = re.compile("(%s): " % "|".join(ROLES))
 
 
 def render_block(block):
     return f"{block.role}: {block.text}"
+
+
+def parse_blocks(text):
+    """The `(role, text)` pairs of a rendered segment: the inverse of joining
+    `render_block()` renderings with SEPARATOR.
+
+    A block ends where SEPARATOR is followed by `<role>: ` (roles: user, assistant, tool,
+    system), so a block whose own text holds a blank line and then such a prefix would
+    be cut there: the rendering cannot tell the two apart. Text before the first role
+    prefix (an original that was never rendered from blocks, e.g. an imported record)
+    becomes a `user` block. Returns a list; empty text gives an empty list.
+    """
+    if not text:
+        return []
+    blocks = []
+    for part in _BLOCK_BREAK_RE.split(text):
+        match = _LEADING_ROLE_RE.match(part)
+        if match:
+            blocks.append((match.group(1), part[match.end():]))
+        else:
+            blocks.append(("user", part))
+    return blocks
 
 
 def shorten(block, limit):

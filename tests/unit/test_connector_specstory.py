@@ -338,7 +338,7 @@ def test_a_run_stores_one_item_per_export_with_the_extractive_summariser(setting
     assert (report.units_seen, report.units_failed) == (2, 0)      # the copy is the same session
     item = Item.objects.get(key=f"specstory-laptop:{CLAUDE}#0")
     assert item.original_ref == CLAUDE and item.trust == "own" and item.summarizer == "extractive"
-    assert item.title == "Add a discount field to the cart total."
+    assert item.title == "Add a discount field to the cart"        # the export's own title (SPEC §5)
     assert "tool: Bash: ruff check ." in item.original and "NOISE" not in item.original
     assert item.occurred_at == at("2025-09-14T11:06:09")
     assert item.hints["cwd"] == str(tmp_path / "shop")

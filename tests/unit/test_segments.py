@@ -1,12 +1,21 @@
 """SPEC §3: rendering, middle truncation with the exact marker, greedy grouping, ids, times,
-hashes, and the growing-session property."""
+hashes, the growing-session property, and reading a rendering back into its blocks."""
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
-from connectors.base import Block
-from library.segments import segment, shorten, text_hash
+from connectors import registry
+from connectors.base import Block, finish_blocks
+from library.segments import parse_blocks, segment, shorten, text_hash
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+# Every file-based fixture folder, read as its connector type reads it.
+FIXTURE_FOLDERS = [
+    ("claude_code", "claude_code"), ("codex", "codex"), ("gemini_cli", "gemini_cli"), ("pi", "pi"),
+    ("specstory", "specstory"), ("specstory", "sessions"), ("markdown", "markdown/board"),
+]
 
 T0 = datetime(2026, 5, 1, 9, 0, tzinfo=UTC)
 
@@ -93,3 +102,50 @@ def test_a_growing_session_keeps_its_earlier_segments_byte_identical():
 def test_no_segment_exceeds_the_limit(limit):
     specs = [("assistant", "z" * n) for n in (10, 5000, 20, 999, 30000, 3)]
     assert all(len(s.text) <= limit for s in segment("s", blocks(*specs), limit))
+
+
+# -- parse_blocks: the inverse of rendering ----------------------------------------------------
+
+def fixture_units():
+    for ctype, folder in FIXTURE_FOLDERS:
+        connector = registry.make(ctype, {"path": str(FIXTURES / folder)})
+        for unit in connector.discover():
+            yield f"{folder}:{unit.id}", finish_blocks(connector.read(unit).entries)
+
+
+@pytest.mark.parametrize("limit", [60_000, 1_000])
+def test_every_fixture_reads_back_into_the_blocks_it_was_rendered_from(limit):
+    """Render the blocks the connectors produce for every fixture, parse the segment text
+    back: the same roles and texts, in order (what `resummarize` relies on)."""
+    seen = 0
+    for name, blocks in fixture_units():
+        for seg in segment(name, blocks, limit):
+            assert parse_blocks(seg.text) == [(b.role, b.text) for b in seg.blocks], name
+            seen += 1
+    assert seen > 30
+
+
+def test_a_paragraph_with_a_colon_stays_in_its_block():
+    """A blank line followed by "Note: …" inside a block is text, not a new block with a
+    made-up role."""
+    (seg,) = segment("s1", blocks(
+        ("user", "CI says:\n\nTest summary: total: 213, failed: 32"),
+        ("assistant", "Two causes.\n\nFirst: the temp folder is full.\n\nSecond: names collide."),
+        ("tool", "Bash: dotnet test"),
+    ), 10_000)
+    assert parse_blocks(seg.text) == [
+        ("user", "CI says:\n\nTest summary: total: 213, failed: 32"),
+        ("assistant", "Two causes.\n\nFirst: the temp folder is full.\n\nSecond: names collide."),
+        ("tool", "Bash: dotnet test"),
+    ]
+
+
+def test_blocks_ending_in_newlines_and_empty_text_read_back_exactly():
+    specs = [("user", "trailing newline\n"), ("assistant", ""), ("system", "\nleading"), ("tool", "Read: a.py")]
+    (seg,) = segment("s1", blocks(*specs), 10_000)
+    assert parse_blocks(seg.text) == specs
+
+
+def test_text_that_was_never_rendered_is_one_user_block():
+    assert parse_blocks("Buy stamps.\n\nCall the plumber.") == [("user", "Buy stamps.\n\nCall the plumber.")]
+    assert parse_blocks("") == []

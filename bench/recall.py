@@ -292,7 +292,7 @@ def configurations(experiments):
         "original only": ("fuse", {"record_weight": 0.0, "original_weight": 1.0}),
     }
     if experiments:
-        for weight in (0.5, 0.75, 1.5, 2.0, 3.0):
+        for weight in (0.5, 1.0, 1.5, 3.0):
             configs[f"fused, original weight {weight}"] = ("fuse", {"record_weight": 1.0, "original_weight": weight})
         configs["reciprocal rank (k=60)"] = ("fuse", {"rrf": 60})
         configs["raw BM25 sum (no normalisation)"] = ("fuse", {"raw": True})

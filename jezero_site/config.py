@@ -108,9 +108,10 @@ SECTIONS: dict[str, tuple[Key, ...]] = {
         Key("recency_weight", "float", 0.3, "share of the score that recency can take away (0 = pure BM25)", minimum=0, maximum=1),
         Key("default_limit", "int", 10, "search results when the caller asks for no number", minimum=1, maximum=500),
         Key("max_limit", "int", 50, "the most results any read returns", minimum=1, maximum=500),
-        Key("record_weight", "float", 1.0, "fused search: weight of the record index's relevance", minimum=0, maximum=10),
-        Key("original_weight", "float", 1.0, "fused search: weight of the original-text index's relevance",
-            minimum=0, maximum=10),
+        Key("record_weight", "float", 1.0, "fused search: weight of the record index's relevance (each index's "
+            "relevance is divided by its best hit's first)", minimum=0, maximum=10),
+        Key("original_weight", "float", 2.0, "fused search: weight of the original-text index's relevance (chosen "
+            "on bench/recall.py)", minimum=0, maximum=10),
     ),
     "projects": (
         Key("paths", "table[str]", {}, "path prefix → project slug; the longest prefix wins"),

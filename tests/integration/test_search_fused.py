@@ -58,9 +58,11 @@ def test_a_record_match_shows_the_record_snippet():
     assert f"{SNIPPET_START}restic{SNIPPET_END}" in hit.snippet
 
 
-def test_neither_index_dominates_by_scale():
+def test_neither_index_dominates_by_scale(jezero_config):
     """A 40,000-character original full of the word scores far above a short record in raw
-    BM25; each list is scaled by its best hit, so the record match still ranks on a par."""
+    BM25; each list is scaled by its best hit, so at equal weights the record match ranks
+    on a par."""
+    jezero_config("search", record_weight=1.0, original_weight=1.0)
     long_said = make_item(title="Session", summary="Work happened.", occurred_at=days_ago(1),
                           original="assistant: " + " ".join(["the kestrel cache warmed"] * 4_000))
     in_title = make_item(title="Kestrel cache design", summary="Why the cache exists.", occurred_at=days_ago(2))

@@ -254,6 +254,82 @@ def test_the_old_format_turns_tool_pieces_into_tool_lines():
     assert reading.hints == {"title_hint": "List the open tasks", "cwd": str(OWN / "site")}
 
 
+EARLIEST = """## SpecStory
+
+## Add the retry flag to the uploader (25/02/2025, 04:13:38)
+
+_**User**_
+
+@upload.py has no --retries option, unlike fetch.py:
+
+    parser.add_argument("--retries", type=int, default=3)
+
+but should
+
+---
+
+_**Assistant**_
+
+<think>NOISE: the user wants the same option. Let me look at both files.
+
+More NOISE reasoning.</think>Looking at the code, `upload.py` parses no `--retries` option. I'll add it:
+
+---
+
+_****_
+
+```diff
++     parser.add_argument("--retries", type=int, default=3)
+```
+
+---
+
+_****_
+
+
+
+Now `upload.py` retries failed uploads three times, like `fetch.py`.
+
+---
+
+_**User**_
+
+also log each retry
+
+---
+
+_**Assistant**_
+
+<think>NOISE one line of reasoning</think>Each retry is now logged with its attempt number.
+
+---
+"""
+
+
+def test_the_earliest_format_keeps_every_turn_after_reasoning_closed_mid_line(tmp_path):
+    """Exports of early 2025: a `## SpecStory` header, `_****_` before each tool piece, and the
+    answer on the very line that closes `<think>` — everything after it used to be lost."""
+    history = tmp_path / ".specstory" / "history"
+    history.mkdir(parents=True)
+    (history / "2025-02-25_04-13-add-the-retry-flag.md").write_text(EARLIEST)
+    (history / "notes.md").write_text("# Just notes\n")
+    connector = SpecStoryConnector(tmp_path)
+    (unit,) = connector.discover()          # found as an export; the notes are not
+    reading = connector.read(unit)
+    assert texts(reading) == [
+        ("user", '@upload.py has no --retries option, unlike fetch.py:\n\n'
+                 '    parser.add_argument("--retries", type=int, default=3)\n\nbut should'),
+        ("assistant", "Looking at the code, `upload.py` parses no `--retries` option. I'll add it:"),
+        ("tool", "Edit"),
+        ("assistant", "Now `upload.py` retries failed uploads three times, like `fetch.py`."),
+        ("user", "also log each retry"),
+        ("assistant", "Each retry is now logged with its attempt number."),
+    ]
+    assert "NOISE" not in everything(reading) and "_****_" not in everything(reading)
+    assert reading.hints["title_hint"] == "Add the retry flag to the uploader"
+    assert not reading.warnings
+
+
 # -- robustness
 
 def test_bad_lines_are_skipped_and_counted(tmp_path):

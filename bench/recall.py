@@ -397,9 +397,9 @@ def tokenizer_experiments(qs, by_source):
 
     out = {}
     variants = [
-        ("porter unicode61 remove_diacritics 2", True),
         ("unicode61 remove_diacritics 2", True),
-        ("porter unicode61 remove_diacritics 2", False),
+        ("porter unicode61 remove_diacritics 2", True),
+        ("unicode61 remove_diacritics 2", False),
     ]
     configured = store.configured_original_tokenizer()
     stop_words = terms.STOP_WORDS
@@ -407,7 +407,7 @@ def tokenizer_experiments(qs, by_source):
         store.rebuild(only="original", original_tokenizer=tokenizer)
         terms.STOP_WORDS = stop_words if drop_common else frozenset()
         try:
-            label = f"{tokenizer}" + ("" if drop_common else ", common words kept")
+            label = f"original index tokenizer {tokenizer}" + ("" if drop_common else ", stop words kept")
             ranks, _ = evaluate(qs, by_source, {label: ("search", {})})
             out.update(ranks)
         finally:

@@ -98,7 +98,7 @@ SECTIONS: dict[str, tuple[Key, ...]] = {
     "storage": (
         Key("tokenizer", "str", "trigram remove_diacritics 1", "FTS5 tokenizer; changing it needs `jezero reindex`",
             check=_tokenizer_problem),
-        Key("original_tokenizer", "str", "porter unicode61 remove_diacritics 2",
+        Key("original_tokenizer", "str", "unicode61 remove_diacritics 2",
             "FTS5 word tokenizer of the original-text index; changing it needs `jezero reindex`",
             check=_word_tokenizer_problem),
     ),

@@ -103,7 +103,30 @@ class LaterResult:
 
 split_terms = terms.split_terms
 build_match_query = terms.build_match_query
-build_original_query = terms.build_original_query
+
+# A word that more than half of the originals hold has a BM25 weight of nothing (FTS5 clamps
+# the negative IDF of log((N - n + 0.5) / (n + 0.5)) to almost 0), yet it makes the query
+# score most of the library: it is left out of the original-text query, which changes no
+# ranking and costs much less (bench/RESULTS-search.md). Phrases are kept.
+COMMON_SHARE = 0.5
+
+
+def build_original_query(text):
+    """The original-text index's MATCH expression for free text (`terms.original_terms`),
+    without the single words more than COMMON_SHARE of the originals hold — unless that
+    would leave nothing, then the rarest is kept. None when there is nothing to look up."""
+    words = terms.original_terms(text)
+    tokens = {word: terms.index_tokens(word) for word in words}
+    single = [word for word in words if len(tokens[word]) == 1]
+    if len(words) < 2 or not single:
+        return terms.quote_terms(words)
+    counts = store.document_frequencies(tokens[word][0] for word in single)
+    limit = COMMON_SHARE * store.indexed_items()
+    common = {word for word in single if counts.get(tokens[word][0], 0) > limit}
+    kept = [word for word in words if word not in common]
+    if not kept:
+        kept = [min(words, key=lambda word: counts.get(tokens[word][0], 0))]
+    return terms.quote_terms(kept)
 
 
 # --- limits, scoring, filters ----------------------------------------------------------------
@@ -441,7 +464,7 @@ def items_with_words(words, *, at_most):
         for word in words:
             ids = set()
             for table, match in ((store.FTS_TABLE, build_match_query(word)),
-                                 (store.ORIGINAL_TABLE, build_original_query(f'"{word}"'))):
+                                 (store.ORIGINAL_TABLE, terms.build_original_query(f'"{word}"'))):
                 if match is None:
                     continue
                 cursor.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH %s LIMIT %s", [match, at_most + 1])

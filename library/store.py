@@ -36,6 +36,7 @@ FTS_TABLE = "items_fts"
 COLUMNS = ("title", "summary", "questions", "atoms", "project")
 BM25_WEIGHTS = (2.0, 1.0, 1.5, 1.5, 0.5)
 ORIGINAL_TABLE = "items_original_fts"
+ORIGINAL_VOCAB = "items_original_vocab"   # fts5vocab 'row' over it: each term's document count
 _BATCH = 500
 
 # Han ideographs (with extensions and compatibility forms), kana, Hangul and CJK punctuation:
@@ -90,13 +91,15 @@ ORIGINAL_INDEX = _Index(ORIGINAL_TABLE, configured_original_tokenizer, "original
 INDEXES = (RECORD_INDEX, ORIGINAL_INDEX)
 
 
-def _ddl(index, tokenizer):
+def _create(cursor, index, tokenizer):
     # The tokenizer comes from the validated configuration (jezero_site.config allows only
     # words and double-quoted strings), never from a request; it cannot hold a single quote.
     if index is RECORD_INDEX:
-        return f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5({', '.join(COLUMNS)}, tokenize = '{tokenizer}')"
-    return (f"CREATE VIRTUAL TABLE {ORIGINAL_TABLE} USING fts5(text, digest UNINDEXED, content = '', "
-            f"contentless_delete = 1, contentless_unindexed = 1, tokenize = '{tokenizer}')")
+        cursor.execute(f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5({', '.join(COLUMNS)}, tokenize = '{tokenizer}')")
+        return
+    cursor.execute(f"CREATE VIRTUAL TABLE {ORIGINAL_TABLE} USING fts5(text, digest UNINDEXED, content = '', "
+                   f"contentless_delete = 1, contentless_unindexed = 1, tokenize = '{tokenizer}')")
+    cursor.execute(f"CREATE VIRTUAL TABLE {ORIGINAL_VOCAB} USING fts5vocab({ORIGINAL_TABLE}, 'row')")
 
 
 _RECORD_INSERT = (f"INSERT INTO {FTS_TABLE}(rowid, {', '.join(COLUMNS)}) "
@@ -109,8 +112,10 @@ def _original_row(item_id, original):
 
 
 def _drop(cursor, table):
-    """Drop an FTS5 table and any shadow table it leaves behind: SQLite 3.51 leaves the
-    `_content` table of a `contentless_unindexed` table on DROP TABLE."""
+    """Drop an FTS5 table (and the original index's vocabulary) and any shadow table it leaves
+    behind: SQLite 3.51 leaves the `_content` table of a `contentless_unindexed` table."""
+    if table == ORIGINAL_TABLE:
+        cursor.execute(f"DROP TABLE IF EXISTS {ORIGINAL_VOCAB}")
     cursor.execute(f"DROP TABLE IF EXISTS {table}")
     for shadow in ("data", "idx", "content", "docsize", "config"):
         cursor.execute(f"DROP TABLE IF EXISTS {table}_{shadow}")
@@ -200,13 +205,14 @@ def forget(ids, using="default"):
 def create_index(tokenizer=None, using="default"):
     """Create the empty record index (migration 0002) with `tokenizer` (default: configured)."""
     with connections[using].cursor() as cursor:
-        cursor.execute(_ddl(RECORD_INDEX, tokenizer or configured_tokenizer()))
+        _create(cursor, RECORD_INDEX, tokenizer or configured_tokenizer())
 
 
 def create_original_index(tokenizer=None, using="default"):
-    """Create the empty original-text index with `tokenizer` (default: configured)."""
+    """Create the empty original-text index and its vocabulary with `tokenizer` (default:
+    configured)."""
     with connections[using].cursor() as cursor:
-        cursor.execute(_ddl(ORIGINAL_INDEX, tokenizer or configured_original_tokenizer()))
+        _create(cursor, ORIGINAL_INDEX, tokenizer or configured_original_tokenizer())
 
 
 def ensure_index(using="default"):
@@ -279,11 +285,47 @@ def rebuild(tokenizer=None, original_tokenizer=None, using="default", progress=N
     with transaction.atomic(using=using), connections[using].cursor() as cursor:
         for index in wanted:
             _drop(cursor, index.table)
-            cursor.execute(_ddl(index, tokenizers[index]))
+            _create(cursor, index, tokenizers[index])
             step = (lambda d, t, label=index.label: progress(label, d, t)) if progress else None
             done = _fill(cursor, index, using, step)
             logger.info("fts rebuilt table=%s rows=%d tokenizer=%r", index.table, done, tokenizers[index])
     return done
+
+
+# --- reads the search needs from the original index -------------------------------------------
+
+def document_frequencies(tokens, using="default"):
+    """{token: how many items' originals hold it} for these tokens, from the index's own
+    vocabulary (one look-up each; a token it does not hold is left out). The tokens must be
+    in the index's form (`unicode61`: lowercase, accents removed)."""
+    tokens = sorted(set(tokens))
+    if not tokens:
+        return {}
+    marks = ", ".join("%s" for _ in tokens)
+    with connections[using].cursor() as cursor:
+        cursor.execute(f"SELECT term, doc FROM {ORIGINAL_VOCAB} WHERE term IN ({marks})", tokens)
+        return dict(cursor.fetchall())
+
+
+def indexed_items(using="default"):
+    """How many items the library holds, as committed: the row count FTS5 keeps in the record
+    index's averages record (rowid 1 of `items_fts_data`) — no scan. (The original-text
+    index's own count is no use: a contentless table does not count its deletes down.)"""
+    with connections[using].cursor() as cursor:
+        cursor.execute(f"SELECT block FROM {FTS_TABLE}_data WHERE id = 1")
+        row = cursor.fetchone()
+    return _varint(row[0]) if row and row[0] else 0
+
+
+def _varint(data):
+    """The first SQLite varint of `data` (big-endian groups of 7 bits; a ninth byte of 8)."""
+    value = 0
+    for position in range(8):
+        byte = data[position]
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            return value
+    return (value << 8) | data[8]
 
 
 def optimize(using="default"):
@@ -375,6 +417,9 @@ def check(using="default"):
             if not _table_exists(cursor, index.table):
                 report.problems.append(f"the {index.label} ({index.table}) is missing: run `jezero reindex`")
                 continue
+            if index is ORIGINAL_INDEX and not _table_exists(cursor, ORIGINAL_VOCAB):
+                report.problems.append(f"the original-text index's vocabulary ({ORIGINAL_VOCAB}) is missing: "
+                                       "run `jezero reindex`")
             cursor.execute(f"SELECT count(*) FROM {index.table}")
             part.rows = cursor.fetchone()[0]
             items = Item.objects.using(using).order_by("pk")

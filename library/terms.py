@@ -9,7 +9,8 @@
   dropped from unquoted text, since in tens of kilobytes of dialogue they match everything
   and rank nothing; Chinese, Japanese and Korean runs become phrases of two characters (the
   index holds those characters one by one, `store.index_text`); and nothing is dropped for
-  length, since a word index can look up `CI` or `Go`.
+  length, since a word index can look up `CI` or `Go`. (`library.search` also leaves out
+  words that more than half of this library's originals hold: that needs the library.)
 
 Both always reach SQLite as bound parameters. `fold` and `STOP_WORDS` also serve the agent
 hooks' choice of distinctive words.
@@ -34,6 +35,7 @@ tambien solo ahora algo todo todos todas nada bien hola gracias el la lo le les 
 """.split())
 
 _WORD_RE = re.compile(r"\w+")
+_TOKEN_RE = re.compile(r"[^\W_]+")
 _CJK_RUN_RE = re.compile(f"[{store.CJK_CHARS}]+")
 
 
@@ -135,4 +137,15 @@ def build_original_query(text):
     """The original-text index's MATCH expression for free text, or None when nothing is
     left to look up. `why did the deploy serve the old "dist/app.js"?` →
     `"deploy" OR "serve" OR "dist/app.js"`."""
-    return " OR ".join(_quote(term) for term in original_terms(text)) or None
+    return quote_terms(original_terms(text))
+
+
+def quote_terms(terms):
+    """Terms OR-ed, each quoted; None for no terms."""
+    return " OR ".join(_quote(term) for term in terms) or None
+
+
+def index_tokens(term):
+    """The tokens the original index holds for a term, as `unicode61 remove_diacritics 2`
+    makes them: letters and digits, lowercased, accents removed (CJK one by one)."""
+    return _TOKEN_RE.findall(fold(store.index_text(term)))

@@ -153,3 +153,28 @@ def test_the_same_query_gives_the_same_answer():
     for n in range(12):
         make_item(title=f"Plover {n % 3}", original=f"user: plover plover {n}", occurred_at=days_ago(n % 4))
     assert find("plover").as_dict() == find("plover").as_dict()
+
+
+def test_words_most_originals_hold_are_left_out_of_the_original_query():
+    """BM25 gives them no weight; scoring most of the library for them would cost time."""
+    for n in range(6):
+        make_item(title=f"Session {n}", original=f"user: the workspace build {n} again")
+    rare = make_item(title="Session x", original="user: the workspace build fails on the kestrel runner")
+    result = find("workspace kestrel")
+    assert result.original_match == '"kestrel"'
+    assert ids(result)[0] == rare.id
+    assert find("workspace build").original_match == '"workspace"'   # all common: the rarest is kept
+    assert find('"workspace build" kestrel').original_match == '"workspace build" OR "kestrel"'  # phrases stay
+
+
+@pytest.mark.django_db(transaction=True)  # the count is the committed one
+def test_the_item_count_comes_from_the_index_itself():
+    from library import store
+    from library.models import Item
+
+    for n in range(7):
+        make_item(original=f"user: note {n}")
+    make_item(original="")
+    assert store.indexed_items() == 8
+    Item.objects.filter(original="").delete()
+    assert store.indexed_items() == 7

@@ -9,6 +9,8 @@ User text reaches FTS5 only through `build_match_query`, which quotes every term
 always as a bound parameter.
 """
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime
 from fnmatch import fnmatchcase
@@ -305,9 +307,9 @@ def search(query, *, allowed_sources, project=None, source=None, since=None, lim
         hits = [replace(hit, matched_in=(RECORD,), snippet=record_snippets.get(hit.id, "")) for hit in hits]
         return SearchResult(query=query, match=match, hits=hits, records_only=True)
     original_match = build_original_query(query)
-    hits, complete = _fused(match, original_match, filters, limit=limit, offset=offset, now=now)
+    hits = _fused(match, original_match, filters, limit=limit, offset=offset, now=now)
     return SearchResult(query=query, match=match, original_match=original_match,
-                        hits=_explained(hits, query, match, original_match, complete))
+                        hits=_explained(hits, query, match))
 
 
 # --- the fused ranking (SPEC §7a) --------------------------------------------------------------
@@ -337,7 +339,7 @@ def _candidates(table, match, filters, *, weights=""):
         f"WITH candidates AS ("
         f" SELECT {table}.rowid AS id, -bm25({table}{weights}) AS relevance FROM {table} {join}"
         f" WHERE {table} MATCH %s {where} ORDER BY bm25({table}{weights}) LIMIT %s)"
-        f" SELECT c.id, c.relevance, f.occurred_at,"
+        f" SELECT c.id, c.relevance, CAST(f.occurred_at AS TEXT),"   # text: only compared, never shown
         f"  pow(0.5, max(julianday(%s) - julianday(f.occurred_at), 0.0) / %s)"
         f" FROM candidates AS c JOIN items AS f INDEXED BY items_filter ON f.id = c.id"
     )
@@ -345,6 +347,24 @@ def _candidates(table, match, filters, *, weights=""):
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
+
+
+_POOL = []
+_POOL_LOCK = threading.Lock()
+SEARCH_THREADS = 4   # per process: each keeps one SQLite connection of its own
+
+
+def _pool():
+    with _POOL_LOCK:
+        if not _POOL:
+            _POOL.append(ThreadPoolExecutor(max_workers=SEARCH_THREADS, thread_name_prefix="jezero-search"))
+        return _POOL[0]
+
+
+def _candidates_in_thread(table, match, filters):
+    """`_candidates` in a pool thread, on that thread's own connection (kept open for the
+    next search, like a request thread's)."""
+    return _candidates(table, match, filters)
 
 
 def fuse(record_rows, original_rows, *, record_weight, original_weight, recency_weight):
@@ -367,28 +387,31 @@ def fuse(record_rows, original_rows, *, record_weight, original_weight, recency_
 
 
 def _fused(match, original_match, filters, *, limit, offset, now):
-    """The page of fused hits, and the indexes whose candidate list held every matching row
-    (shorter than the pool), so that `matched_in` needs no further look-up there."""
+    """The page of fused hits; each hit's `matched_in` names the indexes that found it (held
+    it among their best `candidate_pool` rows)."""
     if filters.empty or (match is None and original_match is None):
-        return [], set()
+        return []
     config = _search_config()
     filters = replace(filters, now=connection.ops.adapt_datetimefield_value(now or timezone.now()))
     weights = ", " + ", ".join(f"{w:.1f}" for w in store.BM25_WEIGHTS)
-    record_rows = _candidates(store.FTS_TABLE, match, filters, weights=weights) if config["record_weight"] else []
-    original_rows = (_candidates(store.ORIGINAL_TABLE, original_match, filters)
-                     if config["original_weight"] else [])
+    original_match = original_match if config["original_weight"] else None
+    record_match = match if config["record_weight"] else None
+    pending = None
+    if record_match is not None and original_match is not None and not connection.in_atomic_block:
+        # Two independent index look-ups: the original's runs on a second connection while
+        # this thread runs the record's (SQLite releases the GIL), so a search takes about as
+        # long as the slower of the two. Inside a transaction both stay on this connection,
+        # which alone sees its uncommitted writes.
+        pending = _pool().submit(_candidates_in_thread, store.ORIGINAL_TABLE, original_match, filters)
+    record_rows = _candidates(store.FTS_TABLE, record_match, filters, weights=weights)
+    original_rows = pending.result() if pending else _candidates(store.ORIGINAL_TABLE, original_match, filters)
     ranked = fuse(record_rows, original_rows, record_weight=config["record_weight"],
                   original_weight=config["original_weight"], recency_weight=config["recency_weight"])
-    pool = config["candidate_pool"]
-    complete = {name for name, expression, weight, rows in (
-        (RECORD, match, config["record_weight"], record_rows),
-        (ORIGINAL, original_match, config["original_weight"], original_rows))
-        if expression is None or (weight and len(rows) < pool)}
     page = ranked[offset:offset + limit]
     if not page:
-        return [], complete
+        return []
     rows = _rows([row[0] for row in page])
-    return [replace(_hit(rows[item_id], score), matched_in=names) for item_id, score, _at, names in page], complete
+    return [replace(_hit(rows[item_id], score), matched_in=names) for item_id, score, _at, names in page]
 
 
 def _rows(ids):
@@ -398,34 +421,18 @@ def _rows(ids):
         return {row[0]: row for row in cursor.fetchall()}
 
 
-def _explained(hits, query, match, original_match, complete):
-    """The hits with exact `matched_in` and their snippets: of the original where it
-    matched, else of the record. A full candidate list holds only that index's best rows,
-    so a hit missing from it is looked up there by rowid (cheap for FTS5)."""
+def _explained(hits, query, match):
+    """The hits with their snippets: an excerpt of the original where the original index
+    found them, else the record's fragment."""
     if not hits:
         return hits
-    listed = {hit.id: set(hit.matched_in) for hit in hits}
-    for name, table, expression in ((RECORD, store.FTS_TABLE, match), (ORIGINAL, store.ORIGINAL_TABLE, original_match)):
-        if name in complete:
-            continue
-        for hit in hits:
-            if name not in listed[hit.id] and _matches(table, expression, hit.id):
-                listed[hit.id].add(name)
-    with_original = [hit.id for hit in hits if ORIGINAL in listed[hit.id]]
+    with_original = [hit.id for hit in hits if ORIGINAL in hit.matched_in]
     originals = _originals(with_original) if with_original else {}
     words = terms.original_terms(query)
     excerpts = {item_id: snippets.excerpt(originals.get(item_id, ""), words) for item_id in with_original}
-    wanting = [hit.id for hit in hits if not excerpts.get(hit.id) and RECORD in listed[hit.id]]
+    wanting = [hit.id for hit in hits if not excerpts.get(hit.id) and RECORD in hit.matched_in]
     record_snippets = _record_snippets(match, wanting) if wanting else {}
-    return [replace(hit, matched_in=tuple(n for n in (RECORD, ORIGINAL) if n in listed[hit.id]),
-                    snippet=excerpts.get(hit.id) or record_snippets.get(hit.id, ""))
-            for hit in hits]
-
-
-def _matches(table, match, item_id):
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT 1 FROM {table} WHERE {table} MATCH %s AND rowid = %s", [match, item_id])
-        return cursor.fetchone() is not None
+    return [replace(hit, snippet=excerpts.get(hit.id) or record_snippets.get(hit.id, "")) for hit in hits]
 
 
 def _originals(ids):

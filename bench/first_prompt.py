@@ -130,7 +130,7 @@ def child(out_path):
     results = {name: replay(rule, prompts, by_source, repo_of, None) for name, rule in rules.items()}
     defaults = (hooks.RARE_SHARE, hooks.RARE_MIN_ITEMS, hooks.MIN_SHARED_WORDS)
     variants = [(share, minimum, shared) for share in (0.01, 0.02, 0.03, 0.05, 0.10)
-                for minimum in (2, 3, 5) for shared in (2, 3)]
+                for minimum in (3,) for shared in (2, 3)]
     for share, minimum, shared in variants:
         hooks.RARE_SHARE, hooks.RARE_MIN_ITEMS, hooks.MIN_SHARED_WORDS = share, minimum, shared
         label = f"rare words: share {share:.0%}, at least {minimum} items, {shared} shared"

@@ -6,7 +6,7 @@ The API, the web app's agent view and the plugins' tests all use these two funct
 - `first_prompt`: a rule, not a score (BM25 scores do not compare across queries): the
   prompt's distinctive words; fewer than two → nothing; an item of the working folder's
   project is shown when two of the words are in its title or summary, any other item when
-  it holds two of the words that are rare in the library (at most 3 % of the items hold
+  it holds two of the words that are rare in the library (at most 2 % of the items hold
   each); at most three. Measured by bench/first_prompt.py.
 
 Everything injected is framed as data from the library, never as instructions.
@@ -24,7 +24,7 @@ from library.terms import STOP_WORDS, fold
 SESSION_START_ITEMS = 5
 FIRST_PROMPT_MAX_WORDS = 20
 FIRST_PROMPT_SEARCH = 8
-RARE_SHARE = 0.03        # a word held by at most 3 % of the items is rare …
+RARE_SHARE = 0.02        # a word held by at most 2 % of the items is rare …
 RARE_MIN_ITEMS = 3       # … and, in a small library, by at most 3 items
 FIRST_PROMPT_SHOW = 3
 MIN_SHARED_WORDS = 2

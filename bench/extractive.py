@@ -2,8 +2,8 @@
 """Extractive summariser throughput: segments per second on one core, over real sessions.
 
 A benchmark script, not a test. It reads every session it can find the way `jezero preview`
-does — the connector reads the file, `library.pipeline.clean` numbers and redacts the blocks,
-`library.segments.segment` cuts them at `--max-input-chars` (default 60,000) — and builds the
+does — the connector reads the file, `library.ingest.pipeline.clean` numbers and redacts the blocks,
+`library.ingest.segments.segment` cuts them at `--max-input-chars` (default 60,000) — and builds the
 request the pipeline would send (`Run.request`: the segment's text, its blocks, the title
 hint with " (part n/m)"). Only `ExtractiveSummarizer.summarize` is timed, one segment after
 the other in this one thread, over `--runs` runs (default 5); it prints the median run's
@@ -76,9 +76,10 @@ def requests(corpus, limit):
     from django.conf import settings
 
     from connectors.base import UnitError
-    from library import maintenance, pipeline, redact
-    from library.segments import segment
-    from library.summarize import SummaryRequest
+    from library.ingest import pipeline, redact
+    from library.ingest.segments import segment
+    from library.ingest.summarize import SummaryRequest
+    from library.ingest.summarize.prompt import context_line
 
     redactor = redact.Redactor(settings.JEZERO["redaction"]["extra_patterns"])
     out = []
@@ -93,7 +94,7 @@ def requests(corpus, limit):
                 out.append(SummaryRequest(
                     document=seg.text,
                     title_hint=seg.title_hint(hints.get("title_hint")),
-                    context=maintenance.context_line(f"bench-{ctype}", hints, ctype),
+                    context=context_line(f"bench-{ctype}", hints, ctype),
                     blocks=tuple((b.role, b.text) for b in seg.blocks),
                 ))
     return out
@@ -122,7 +123,7 @@ def main():
     args = parser.parse_args()
 
     setup_django()
-    from library.summarize.extractive import ExtractiveSummarizer
+    from library.ingest.summarize.extractive import ExtractiveSummarizer
 
     reqs = requests(args.corpus, args.max_input_chars)
     if not reqs:

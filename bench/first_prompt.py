@@ -16,7 +16,7 @@ session (the manifests say which); anything from another repository counts as un
 which is strict (two projects can share a subject), so the precision figures are a floor.
 Reported for the old rule of SPEC §13 (search, keep results with two prompt words as whole
 words in title or summary), both through records-only search (as it ran before the original
-index) and through the fused search, and for the rule `library.hooks.first_prompt` applies
+index) and through the fused search, and for the rule `library.access.hooks.first_prompt` applies
 now, with its thresholds varied.
 
     .venv/bin/python bench/recall.py --no-experiments --no-grow   # builds the library, if not there
@@ -39,8 +39,8 @@ OUTPUT = BENCH_DIR / "RESULTS-first-prompt.md"
 
 def first_prompts(by_source):
     """{source: the first user block of its session} from the stored originals."""
+    from library.ingest.segments import parse_blocks
     from library.models import Item
-    from library.segments import parse_blocks
 
     first = {}
     for item in Item.objects.order_by("pk").only("source", "key", "original"):
@@ -56,7 +56,8 @@ def first_prompts(by_source):
 def old_rule(prompt, allowed, records_only):
     """SPEC §13 steps 1–5 as first written: search the distinctive words, keep a result when two
     of them appear as whole words in its title or summary, show three."""
-    from library import hooks, search
+    from library import search
+    from library.access import hooks
 
     words = hooks.distinctive_words(prompt)
     if len(words) < 2:
@@ -71,7 +72,7 @@ def old_rule(prompt, allowed, records_only):
 
 
 def new_rule(prompt, allowed, project):
-    from library import hooks
+    from library.access import hooks
 
     words = hooks.distinctive_words(prompt)
     if len(words) < hooks.MIN_SHARED_WORDS:
@@ -116,7 +117,7 @@ def replay(rule, prompts, by_source, repo_of, source_of_item):
 
 def child(out_path):
     recall.setup_django(recall.WORK_DIR / "base")
-    from library import hooks
+    from library.access import hooks
 
     by_source = json.loads((recall.WORK_DIR / "base" / "sources.json").read_text(encoding="utf-8"))
     repo_of = recall.repositories()

@@ -299,9 +299,9 @@ def child_stages(args):
     from django.conf import settings
 
     from connectors.base import finish_blocks
-    from library import redact
-    from library.pipeline import clean
-    from library.segments import segment
+    from library.ingest import redact
+    from library.ingest.pipeline import clean
+    from library.ingest.segments import segment
 
     limit = settings.JEZERO["summarizer"]["max_input_chars"]
     redactor = redact.Redactor(settings.JEZERO["redaction"]["extra_patterns"])
@@ -439,9 +439,9 @@ def child_e2e(args):
     from django.conf import settings
     from django.db import connection
 
-    from library import pipeline
+    from library.ingest import pipeline
+    from library.ingest.summarize import get_summarizer
     from library.models import Item
-    from library.summarize import get_summarizer
 
     prefill = {}
     if args.get("prefill"):
@@ -544,10 +544,10 @@ def child_growth(args):
     from django.conf import settings
 
     from connectors import registry
-    from library import pipeline, redact
+    from library.ingest import pipeline, redact
+    from library.ingest.segments import segment
+    from library.ingest.summarize.extractive import ExtractiveSummarizer
     from library.models import Item
-    from library.segments import segment
-    from library.summarize.extractive import ExtractiveSummarizer
 
     config = pipeline.connector_config("grow")
     redactor = redact.Redactor(settings.JEZERO["redaction"]["extra_patterns"])
@@ -591,9 +591,9 @@ def child_profile(args):
     setup_django(Path(args["data"]), corpus_toml(corpus))
     from django.conf import settings
 
-    from library import redact
-    from library.pipeline import clean
-    from library.segments import segment
+    from library.ingest import redact
+    from library.ingest.pipeline import clean
+    from library.ingest.segments import segment
 
     limit = settings.JEZERO["summarizer"]["max_input_chars"]
     redactor = redact.Redactor(settings.JEZERO["redaction"]["extra_patterns"])
@@ -611,23 +611,23 @@ def child_profile(args):
 
 # Call sites whose cumulative time says where a run goes: (label, file suffix, function).
 PROFILE_SITES = (
-    ("Run.execute (the whole run, main thread)", "library/pipeline.py", "execute"),
+    ("Run.execute (the whole run, main thread)", "library/ingest/pipeline.py", "execute"),
     ("discover (stat every file)", "connectors/jsonl.py", "find_files"),
-    ("Run.prepare (read → clean → segment → hash → lookup)", "library/pipeline.py", "prepare"),
+    ("Run.prepare (read → clean → segment → hash → lookup)", "library/ingest/pipeline.py", "prepare"),
     ("connector.read, Claude Code", "connectors/claude_code.py", "read"),
     ("connector.read, Codex", "connectors/codex.py", "read"),
     ("of which json.loads", "json/__init__.py", "loads"),
-    ("pipeline.clean (finish_blocks + redaction + git root)", "library/pipeline.py", "clean"),
-    ("of which Redactor.redact", "library/redact.py", "redact"),
-    ("of which projects.find_git_root", "library/projects.py", "find_git_root"),
-    ("segments.segment", "library/segments.py", "segment"),
-    ("Segment.hash (sha256; a property, computed on each access)", "library/segments.py", "hash"),
-    ("Run.finish (wait for the unit's calls, then store)", "library/pipeline.py", "finish"),
-    ("Run.store (one transaction per unit)", "library/pipeline.py", "store"),
+    ("pipeline.clean (finish_blocks + redaction + git root)", "library/ingest/pipeline.py", "clean"),
+    ("of which Redactor.redact", "library/ingest/redact.py", "redact"),
+    ("of which projects.find_git_root", "library/ingest/projects.py", "find_git_root"),
+    ("segments.segment", "library/ingest/segments.py", "segment"),
+    ("Segment.hash (sha256; a property, computed on each access)", "library/ingest/segments.py", "hash"),
+    ("Run.finish (wait for the unit's calls, then store)", "library/ingest/pipeline.py", "finish"),
+    ("Run.store (one transaction per unit)", "library/ingest/pipeline.py", "store"),
     ("of which Item.save (row + FTS row)", "library/models.py", "save"),
     ("of which the stale-segment delete (ItemQuerySet.delete)", "library/models.py", "delete"),
-    ("of which move_cursor (update_or_create)", "library/pipeline.py", "move_cursor"),
-    ("of which maintenance.project_for", "library/maintenance.py", "project_for"),
+    ("of which move_cursor (update_or_create)", "library/ingest/pipeline.py", "move_cursor"),
+    ("of which projects.project_for", "library/ingest/projects.py", "project_for"),
     ("SQLite statements (cursor.execute/executemany)", "django/db/backends/sqlite3/base.py", "execute"),
     ("SQLite commits", "django/db/backends/base/base.py", "_commit"),
 )

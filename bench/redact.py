@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Redaction throughput benchmark: `library.redact.redact()` in MB/s on transcript-like text.
+"""Redaction throughput benchmark: `library.ingest.redact.redact()` in MB/s on transcript-like text.
 
 A benchmark script, not a test. It builds ~20 MB of text that looks like what connectors
 feed the redactor: blocks of an agent session (user and assistant prose, one-line tool
@@ -7,7 +7,7 @@ notes such as `tool: Bash: git status`, Python and shell snippets, JSON configs,
 traces) with a secret planted in about one block in fifty. It prints the median of 5 runs
 redacting the blocks one at a time, as the pipeline does (SPEC §3: each block's text), and
 of 5 runs redacting all of it as one text. Every random
-choice uses a fixed seed. No Django settings are needed: `library.redact` imports none.
+choice uses a fixed seed. No Django settings are needed: `library.ingest.redact` imports none.
 
     .venv/bin/python bench/redact.py              # ~20 MB, 5 runs
     .venv/bin/python bench/redact.py --mb 5 --runs 3

@@ -664,8 +664,8 @@ def bench(args):
     django.setup()
     from django.db import connection
 
-    from library import clients as C
     from library import search as S
+    from library.access import clients as C
     from library.models import Item
 
     if marker is None:

@@ -19,8 +19,8 @@ from django.core.asgi import get_asgi_application  # noqa: E402
 
 django_app = get_asgi_application()
 
-from library import clients, ratelimit  # noqa: E402
-from library import mcp as library_mcp  # noqa: E402
+from library.access import clients, ratelimit  # noqa: E402
+from library.access import mcp as library_mcp  # noqa: E402
 
 mcp_app = library_mcp.asgi_app()
 

@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from library.api import api
+from library.access.api import api
 from library.views import agent, clients, health, items, pages, sources, tools
 
 urlpatterns = [

@@ -18,10 +18,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from library import maintenance, pipeline
 from library.errors import BadInput, LibraryError, NotFound
+from library.ingest import maintenance, pipeline
+from library.ingest.summarize import NotConfigured, get_summarizer
 from library.models import Job
-from library.summarize import NotConfigured, get_summarizer
 
 logger = logging.getLogger(__name__)
 

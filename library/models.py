@@ -145,7 +145,7 @@ class RunReport(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     dry_run = models.BooleanField(default=False)
     sample = models.PositiveIntegerField(null=True, blank=True)
-    stats = models.JSONField(default=dict)          # counters, see library.pipeline.Report
+    stats = models.JSONField(default=dict)          # counters, see library.ingest.pipeline.Report
     errors = models.JSONField(default=list)         # [{"unit": id, "error": text}]
     warnings = models.JSONField(default=dict)       # reason → count (skipped lines and the like)
     budget_stopped = models.CharField(max_length=200, blank=True, default="")  # why a budget stopped it

@@ -25,7 +25,7 @@ def optimize_index():
 def run_due_connectors():
     """Every 5 minutes: run each enabled connector whose interval has elapsed since its last
     run. A connector already running (from the CLI, say) is skipped until the next tick."""
-    from library import scheduling
+    from library.ingest import scheduling
 
     scheduling.run_due()
 
@@ -33,7 +33,7 @@ def run_due_connectors():
 @db_periodic_task(crontab(minute="*"))
 def heartbeat():
     """The worker is alive: /health reports how long ago this last ran."""
-    from library import scheduling
+    from library.ingest import scheduling
 
     scheduling.beat()
 

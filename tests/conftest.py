@@ -48,15 +48,14 @@ def jezero_config(settings):
     return change
 
 
-SHARED_FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"  # beside the repository
+REAL_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "real"
 
 
-def shared_fixture(name):
-    """The path of a real transcript in ../shared/fixtures (read it, never change it); skips
-    the test when the repository sits without shared/ beside it."""
-    path = SHARED_FIXTURES / name
-    if not path.is_file():
-        pytest.skip(f"{path} is missing (the shared fixtures live beside the repository)")
+def real_fixture(name):
+    """The path of a real public transcript in tests/fixtures/real (byte-identical copies;
+    SOURCES.md there says where each came from and its licence). Read it, never change it."""
+    path = REAL_FIXTURES / name
+    assert path.is_file(), f"{path} is missing"
     return path
 
 

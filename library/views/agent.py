@@ -6,8 +6,8 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from library import hooks
 from library import search as lib
+from library.access import hooks
 
 EVERYTHING = lib.ALL_SOURCES   # people may read every source (SPEC §10)
 

@@ -7,9 +7,9 @@ from django.contrib import messages
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
-from library import clients
-from library import sources as connectors
+from library.access import clients
 from library.errors import BadInput, NotFound
+from library.ingest import sources as connectors
 from library.models import Client
 from library.views.staff import missing, staff_required
 

@@ -4,7 +4,8 @@ from django.db import DatabaseError, connection
 from django.http import JsonResponse
 
 import jezero_site
-from library import scheduling, store
+from library import store
+from library.ingest import scheduling
 
 
 def health(request):

@@ -5,11 +5,12 @@ from django.contrib import messages
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from library import jobs, maintenance
+from library import jobs
 from library import search as lib
 from library.errors import LibraryError, NotFound
+from library.ingest import maintenance
+from library.ingest.summarize import NotConfigured
 from library.models import Job
-from library.summarize import NotConfigured
 from library.views.staff import staff_required
 
 

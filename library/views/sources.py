@@ -8,11 +8,11 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from library import jobs
-from library import sources as connectors
 from library.errors import LibraryError
+from library.ingest import sources as connectors
+from library.ingest.pipeline import RunRefused
+from library.ingest.summarize import NotConfigured
 from library.models import Job
-from library.pipeline import RunRefused
-from library.summarize import NotConfigured
 from library.views.staff import missing, staff_required
 
 

@@ -10,8 +10,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from library import jobs
 from library.errors import BadInput, LibraryError, NotFound
+from library.ingest.summarize import NotConfigured
 from library.models import Job
-from library.summarize import NotConfigured
 from library.views.staff import missing, staff_required
 
 FILTER_FIELDS = ("summarizer", "source", "project", "trust")   # what maintenance.select accepts

@@ -25,7 +25,7 @@ _NO_BROWSER = chromium_missing()
 pytestmark = pytest.mark.skipif(_NO_BROWSER is not None, reason=_NO_BROWSER or "")
 
 ADMIN_PASSWORD = "e2e-admin-password-7f3k"
-SESSION = REPO.parent / "shared" / "fixtures" / "claude_7.jsonl"
+SESSION = REPO / "tests" / "fixtures" / "real" / "claude_7.jsonl"
 SESSION_ID = "2b4ed4c0-b905-41de-9238-273db3ec737a"
 PHONE = {"width": 375, "height": 812}
 DESKTOP = {"width": 1280, "height": 900}
@@ -256,8 +256,6 @@ def _background(locator):
 def test_a_dry_run_from_the_sources_page_shows_what_a_run_would_send(tab):
     """Staff start a dry run on a connector and, once the worker has done it, see how many
     documents, characters and estimated tokens a real run would send — nothing stored."""
-    if not SESSION.exists():
-        pytest.skip(f"{SESSION} is missing (the shared fixtures live beside the repository)")
     page = tab.page
     page.goto("/")
     nav(page, "Sources")

@@ -1,5 +1,5 @@
 """The imap connector against a real IMAP server (Debian's Dovecot on 127.0.0.1 over TLS, see
-tests/fakes/dovecot.py), end to end through `library.pipeline.run` with the real extractive
+tests/fakes/dovecot.py), end to end through `library.ingest.pipeline.run` with the real extractive
 summariser: threads, HTML mail, quotes, a new message between runs, a UIDVALIDITY change and
 a refused login."""
 
@@ -12,7 +12,7 @@ from connectors import registry
 from connectors.base import UnitError
 from connectors.imap import ImapConnector
 from jezero_site.config import validate
-from library import pipeline
+from library.ingest import pipeline
 from library.models import Item, RunReport, UnitCursor
 from tests.fakes.dovecot import PASSWORD, Dovecot, dovecot_missing
 from tests.integration.test_pipeline import Counting

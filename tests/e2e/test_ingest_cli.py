@@ -15,7 +15,7 @@ import pytest
 
 JEZERO = Path(sys.executable).with_name("jezero")
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared" / "fixtures"
+SHARED = REPO / "tests" / "fixtures" / "real"   # real public transcripts (SOURCES.md there)
 CLAUDE_7 = "2b4ed4c0-b905-41de-9238-273db3ec737a"
 
 # A stand-in for an agent CLI (`claude -p`): reads the prompt, waits, prints a JSON record.
@@ -38,8 +38,6 @@ def _old(path, seconds=2 * 86_400):
 
 @pytest.fixture
 def setup(tmp_path):
-    if not SHARED.exists():
-        pytest.skip("the shared fixtures live beside the repository")
     env = {k: v for k, v in os.environ.items() if not k.startswith("JEZERO_")}
     env.update(JEZERO_DATA_DIR=str(tmp_path / "data"), HOME=str(tmp_path / "home"))
     projects = tmp_path / "projects" / "-src-experiments"

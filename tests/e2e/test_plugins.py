@@ -20,7 +20,7 @@ JEZERO = Path(sys.executable).with_name("jezero")
 PLUGINS = Path(__file__).resolve().parents[2] / "plugins"
 HOOK = PLUGINS / "claude-code" / "hooks" / "jezero_hook.py"
 NOTIFY = PLUGINS / "codex" / "jezero_notify.py"
-FIXTURES = Path("/work/shared/fixtures")
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "real"
 CODEX_THREAD = "019e9625-802f-7e91-840a-cfe88d14117a"  # the session_meta id inside codex_2.jsonl
 
 RECORDS = [

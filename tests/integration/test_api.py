@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 from django.test import Client as Browser
 
-from library import clients
+from library.access import clients
 from library.models import InboxSession
 from tests.conftest import days_ago, make_item
 
 pytestmark = pytest.mark.django_db
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared" / "fixtures"
+SHARED = REPO / "tests" / "fixtures" / "real"   # real public transcripts (SOURCES.md there)
 
 
 @pytest.fixture
@@ -145,8 +145,6 @@ def uploader():
 
 
 def transcript():
-    if not SHARED.exists():
-        pytest.skip("the shared fixtures live beside the repository")
     return (SHARED / "claude_7.jsonl").read_bytes()
 
 
@@ -219,7 +217,7 @@ def test_a_failed_re_upload_keeps_the_earlier_version(uploader):
 
 def test_uploads_become_items_through_the_upload_connector(settings, uploader):
     from jezero_site.config import validate
-    from library import pipeline
+    from library.ingest import pipeline
     from library.models import Item
 
     settings.JEZERO = {**settings.JEZERO, "connectors": validate({"connectors": [
@@ -253,7 +251,7 @@ def test_a_logged_in_person_can_read_through_the_api(library, django_user_model)
 
 
 def test_a_client_over_its_rate_limit_gets_429_with_retry_after(library, settings):
-    from library import ratelimit
+    from library.access import ratelimit
 
     settings.JEZERO_API_RATE_PER_MINUTE = 3
     ratelimit.reset()
@@ -268,7 +266,7 @@ def test_a_client_over_its_rate_limit_gets_429_with_retry_after(library, setting
 
 
 def test_the_sliding_window_forgets_old_requests():
-    from library.ratelimit import RateLimited, SlidingWindow
+    from library.access.ratelimit import RateLimited, SlidingWindow
 
     window = SlidingWindow()
     for second in (0, 10, 20):

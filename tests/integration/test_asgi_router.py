@@ -6,7 +6,7 @@ import asyncio
 import httpx2 as httpx
 import pytest
 
-from library import clients, ratelimit
+from library.access import clients, ratelimit
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the router reads clients from another thread
 

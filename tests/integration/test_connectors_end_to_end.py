@@ -15,7 +15,7 @@ from django.core.management import call_command
 
 from connectors import registry
 from jezero_site.config import validate
-from library import pipeline
+from library.ingest import pipeline
 from library.models import Item
 from tests.fakes.model_server import ModelServer, openai_reply
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from library import hooks
+from library.access import hooks
 from library.search import ALL_SOURCES
 from tests.conftest import days_ago, make_item
 

@@ -12,15 +12,15 @@ import pytest
 from jezero_site.config import validate
 from library import jobs, search
 from library.errors import BadInput
+from library.ingest.pipeline import RunRefused
+from library.ingest.summarize import NotConfigured
 from library.models import Item, Job, RunReport, UnitCursor
-from library.pipeline import RunRefused
-from library.summarize import NotConfigured
 from tests.conftest import make_item
 
 pytestmark = pytest.mark.django_db
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared" / "fixtures"
+SHARED = REPO / "tests" / "fixtures" / "real"   # real public transcripts (SOURCES.md there)
 SESSIONS = {"claude_6.jsonl": "03eb5929-52b3-4b13-ada3-b93ae35806b8",
             "claude_7.jsonl": "2b4ed4c0-b905-41de-9238-273db3ec737a",
             "claude_10.jsonl": "3680252d-d4e3-4416-bddd-8f5b5b4fdb7f"}
@@ -32,8 +32,6 @@ def sessions_folder(tmp_path):
     project = tmp_path / "projects" / "-src-experiments"
     project.mkdir(parents=True)
     for name, session in SESSIONS.items():
-        if not (SHARED / name).exists():
-            pytest.skip("the shared fixtures live beside the repository")
         target = project / f"{session}.jsonl"
         shutil.copyfile(SHARED / name, target)
         old = time.time() - 2 * 86_400

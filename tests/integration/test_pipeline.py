@@ -11,15 +11,16 @@ from pathlib import Path
 import pytest
 
 from jezero_site.config import validate
-from library import pipeline, store
+from library import store
+from library.ingest import pipeline
+from library.ingest.summarize import SummaryError
+from library.ingest.summarize.extractive import ExtractiveSummarizer
 from library.models import Item, RunReport, UnitCursor
-from library.summarize import SummaryError
-from library.summarize.extractive import ExtractiveSummarizer
 
 pytestmark = pytest.mark.django_db
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared" / "fixtures"
+SHARED = REPO / "tests" / "fixtures" / "real"   # real public transcripts (SOURCES.md there)
 SESSIONS = {"claude_6.jsonl": "03eb5929-52b3-4b13-ada3-b93ae35806b8",
             "claude_7.jsonl": "2b4ed4c0-b905-41de-9238-273db3ec737a",
             "claude_10.jsonl": "3680252d-d4e3-4416-bddd-8f5b5b4fdb7f"}
@@ -55,8 +56,6 @@ def folder(tmp_path):
     project = tmp_path / "projects" / "-src-experiments"
     project.mkdir(parents=True)
     for name, session in SESSIONS.items():
-        if not (SHARED / name).exists():
-            pytest.skip("the shared fixtures live beside the repository")
         shutil.copyfile(SHARED / name, project / f"{session}.jsonl")
         age(project / f"{session}.jsonl")
     return tmp_path / "projects"

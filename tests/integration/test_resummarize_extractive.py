@@ -11,9 +11,9 @@ from django.core.management import call_command
 
 from connectors import registry
 from connectors.base import finish_blocks
-from library import maintenance
+from library.ingest import maintenance
+from library.ingest.segments import segment
 from library.models import Item
-from library.segments import segment
 from tests.conftest import make_item
 
 pytestmark = pytest.mark.django_db

@@ -7,7 +7,7 @@ import pytest
 from django.utils import timezone
 
 from jezero_site.config import validate
-from library import pipeline, scheduling
+from library.ingest import pipeline, scheduling
 from library.models import RunReport
 
 pytestmark = pytest.mark.django_db

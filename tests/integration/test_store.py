@@ -233,7 +233,7 @@ def test_the_migration_builds_the_original_index_for_an_existing_library(capsys)
 def test_redact_stored_takes_a_secret_out_of_what_can_be_found(jezero_config):
     """A rule added later: redact-stored rewrites the original, and its old words are gone
     from the original-text index in the same transaction."""
-    from library import maintenance
+    from library.ingest import maintenance
     from library.search import ALL_SOURCES, search
 
     item = make_item(title="Deploy notes", original="user: the vault passphrase is zanzibar-4412, keep it")

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from jezero_site.config import validate
-from library.summarize import SummaryError, SummaryRequest, get_summarizer
-from library.summarize.prompt import JSON_INSTRUCTIONS, SYSTEM_PROMPT
+from library.ingest.summarize import SummaryError, SummaryRequest, get_summarizer
+from library.ingest.summarize.prompt import JSON_INSTRUCTIONS, SYSTEM_PROMPT
 
 RECORD = {
     "title": "Rename the settings module",

@@ -9,9 +9,9 @@ import time
 import pytest
 
 from jezero_site.config import validate
-from library.summarize import SummaryError, SummaryRequest, get_summarizer
-from library.summarize.prompt import JSON_INSTRUCTIONS, SYSTEM_PROMPT
-from library.summarize.schema import RECORD_SCHEMA
+from library.ingest.summarize import SummaryError, SummaryRequest, get_summarizer
+from library.ingest.summarize.prompt import JSON_INSTRUCTIONS, SYSTEM_PROMPT
+from library.ingest.summarize.schema import RECORD_SCHEMA
 from tests.fakes.model_server import ModelServer, Reply, anthropic_tool_reply, api_error, openai_reply
 
 DOCUMENT = (

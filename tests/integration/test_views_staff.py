@@ -10,7 +10,8 @@ from django.test import Client as Browser
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from library import clients, search
+from library import search
+from library.access import clients
 from library.models import Client, InboxSession, Item, Job, RunReport, UnitCursor
 from tests.conftest import days_ago, make_item
 from tests.integration.test_jobs import SECRET, configure, sessions_folder, summarizer

@@ -1,5 +1,5 @@
 """The claude_code connector (SPEC §2, formats.md): units, what reaches the summariser,
-hints, branches and robustness. Real transcripts are read in place from ../shared/fixtures;
+hints, branches and robustness. Real transcripts are read from tests/fixtures/real;
 small hand-made ones under tests/fixtures/claude_code mark every dropped text with NOISE."""
 
 import json
@@ -14,10 +14,10 @@ from connectors import registry
 from connectors.base import Unit, UnitError
 from connectors.claude_code import ClaudeCodeConnector
 from tests.conftest import everything, texts
-from tests.conftest import shared_fixture as shared
+from tests.conftest import real_fixture as shared
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared" / "fixtures"   # the repository sits beside shared/
+SHARED = REPO / "tests" / "fixtures" / "real"   # real public transcripts (SOURCES.md there)
 OWN = REPO / "tests" / "fixtures" / "claude_code"
 MAIN = "5f0c1a2b-3c4d-4e5f-8a6b-7c8d9e0f1a2b"
 BRANCHY = "b7e1d2c3-4a5b-4c6d-9e7f-8a9b0c1d2e3f"

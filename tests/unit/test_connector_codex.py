@@ -1,6 +1,6 @@
 """The codex connector (SPEC §2, formats.md): rollout units, what reaches the summariser,
 hints, rollbacks, the old format and robustness. The real rollout is read in place from
-../shared/fixtures; hand-made ones under tests/fixtures/codex mark dropped text with NOISE."""
+tests/fixtures/real; hand-made ones under tests/fixtures/codex mark dropped text with NOISE."""
 
 import json
 import os
@@ -12,10 +12,10 @@ import pytest
 from connectors import registry
 from connectors.codex import CodexConnector
 from tests.conftest import everything, texts
-from tests.conftest import shared_fixture as shared
+from tests.conftest import real_fixture as shared
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared" / "fixtures"   # the repository sits beside shared/
+SHARED = REPO / "tests" / "fixtures" / "real"   # real public transcripts (SOURCES.md there)
 OWN = REPO / "tests" / "fixtures" / "codex"
 MAIN = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
 ROLLED_BACK = "0199b2c3-d4e5-7f60-9a1b-2c3d4e5f6a7b"

@@ -328,11 +328,11 @@ def test_preview_reads_one_file_through_the_registry(monkeypatch):
 
 @pytest.mark.django_db
 def test_a_run_stores_one_item_per_session_with_its_prompts_and_no_noise(tmp_path, settings, monkeypatch):
-    """Through `library.pipeline.run` with the extractive summariser."""
+    """Through `library.ingest.pipeline.run` with the extractive summariser."""
     from jezero_site.config import validate
-    from library import pipeline
+    from library.ingest import pipeline
+    from library.ingest.summarize.extractive import ExtractiveSummarizer
     from library.models import Item
-    from library.summarize.extractive import ExtractiveSummarizer
 
     monkeypatch.setitem(registry.CONNECTOR_TYPES, "gemini_cli", GeminiCliConnector)
     folder = tmp_path / "tmp"

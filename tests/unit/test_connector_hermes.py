@@ -423,12 +423,12 @@ def test_a_transient_io_error_is_retried(db, monkeypatch):
 
 @pytest.mark.django_db
 def test_a_run_stores_items_with_the_project_of_the_git_root(db, settings, monkeypatch):
-    """Through `library.pipeline.run` with the extractive summariser: each session of a chain
+    """Through `library.ingest.pipeline.run` with the extractive summariser: each session of a chain
     becomes items with the root's ref, and the project comes from `git_repo_root`."""
     from jezero_site.config import validate
-    from library import pipeline
+    from library.ingest import pipeline
+    from library.ingest.summarize.extractive import ExtractiveSummarizer
     from library.models import Item
-    from library.summarize.extractive import ExtractiveSummarizer
 
     monkeypatch.setitem(registry.CONNECTOR_TYPES, "hermes", HermesConnector)
     long = " The export must keep the station id, the timestamp in UTC and the height in metres." * 6

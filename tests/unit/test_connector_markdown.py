@@ -186,9 +186,10 @@ def test_a_vanished_file_is_a_unit_error(tmp_path):
 def test_a_run_stores_one_item_per_file_with_the_extractive_summariser(settings, monkeypatch, tmp_path):
     from connectors import registry
     from jezero_site.config import validate
-    from library import pipeline, store
+    from library import store
+    from library.ingest import pipeline
+    from library.ingest.summarize.extractive import ExtractiveSummarizer
     from library.models import Item
-    from library.summarize.extractive import ExtractiveSummarizer
 
     monkeypatch.setitem(registry.CONNECTOR_TYPES, "markdown", MarkdownConnector)
     shutil.copytree(BOARD, tmp_path / "board")

@@ -1,6 +1,6 @@
 """The pi connector (SPEC §2, formats.md): session units, what reaches the summariser, hints,
 the `parentId` tree (branches followed like Claude Code rewinds), compaction, version 1 files
-and robustness. The real session is read in place from ../shared/fixtures; hand-made ones
+and robustness. The real session is read from tests/fixtures/real; hand-made ones
 under tests/fixtures/pi are laid out like `~/.pi/agent/sessions` and mark dropped text with NOISE."""
 
 import json
@@ -14,10 +14,10 @@ import pytest
 from connectors import registry
 from connectors.pi import PiConnector
 from tests.conftest import everything, texts
-from tests.conftest import shared_fixture as shared
+from tests.conftest import real_fixture as shared
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared" / "fixtures"   # the repository sits beside shared/
+SHARED = REPO / "tests" / "fixtures" / "real"   # real public transcripts (SOURCES.md there)
 OWN = REPO / "tests" / "fixtures" / "pi"
 MAIN = "0199c3d4-e5f6-7a8b-9c0d-1e2f3a4b5c6d"
 OLD = "5b6c7d8e-9f0a-4b1c-8d2e-3f4a5b6c7d8e"
@@ -217,11 +217,11 @@ def test_preview_reads_one_file_through_the_registry(monkeypatch):
 
 @pytest.mark.django_db
 def test_a_run_stores_one_item_per_session_with_its_prompts_and_no_noise(tmp_path, settings, monkeypatch):
-    """Through `library.pipeline.run` with the extractive summariser."""
+    """Through `library.ingest.pipeline.run` with the extractive summariser."""
     from jezero_site.config import validate
-    from library import pipeline
+    from library.ingest import pipeline
+    from library.ingest.summarize.extractive import ExtractiveSummarizer
     from library.models import Item
-    from library.summarize.extractive import ExtractiveSummarizer
 
     monkeypatch.setitem(registry.CONNECTOR_TYPES, "pi", PiConnector)
     folder = tmp_path / "sessions"

@@ -1,6 +1,6 @@
 """The specstory connector (SPEC §2, formats.md): export units, duplicate exports, what
 reaches the summariser in the v2 and old formats, hints, times and robustness. The real
-exports are read in place from ../shared/fixtures; hand-made ones under
+exports are read from tests/fixtures/real; hand-made ones under
 tests/fixtures/specstory mark every dropped text with NOISE."""
 
 import os
@@ -15,10 +15,10 @@ import pytest
 from connectors.base import UnitError
 from connectors.specstory import SpecStoryConnector
 from tests.conftest import everything, texts
-from tests.conftest import shared_fixture as shared
+from tests.conftest import real_fixture as shared
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared" / "fixtures"   # the repository sits beside shared/
+SHARED = REPO / "tests" / "fixtures" / "real"   # real public transcripts (SOURCES.md there)
 OWN = REPO / "tests" / "fixtures" / "specstory"
 SHOP = OWN / "shop" / ".specstory" / "history"
 SITE = OWN / "site" / ".specstory" / "history"
@@ -396,9 +396,10 @@ def test_a_vanished_file_is_a_unit_error(tmp_path):
 def test_a_run_stores_one_item_per_export_with_the_extractive_summariser(settings, monkeypatch, tmp_path):
     from connectors import registry
     from jezero_site.config import validate
-    from library import pipeline, store
+    from library import store
+    from library.ingest import pipeline
+    from library.ingest.summarize.extractive import ExtractiveSummarizer
     from library.models import Item
-    from library.summarize.extractive import ExtractiveSummarizer
 
     monkeypatch.setitem(registry.CONNECTOR_TYPES, "specstory", SpecStoryConnector)
     folder = tmp_path / "shop" / ".specstory" / "history"

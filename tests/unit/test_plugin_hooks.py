@@ -22,7 +22,7 @@ import pytest
 PLUGINS = Path(__file__).resolve().parents[2] / "plugins"
 HOOK = PLUGINS / "claude-code" / "hooks" / "jezero_hook.py"
 NOTIFY = PLUGINS / "codex" / "jezero_notify.py"
-FIXTURES = Path("/work/shared/fixtures")
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "real"
 TOKEN = "jz-test-token-0123456789"
 THREAD = "019e9625-802f-7e91-840a-cfe88d14117a"
 

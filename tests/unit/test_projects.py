@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from library.projects import find_git_root, normalise, repo_name_from_remote, resolve
+from library.ingest.projects import find_git_root, normalise, repo_name_from_remote, resolve
 
 ROOTS = ("~/src", "~/code", "~/projects")
 

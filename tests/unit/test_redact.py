@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from library import redact as redact_module
-from library.redact import VERSION, Redactor, default, redact
+from library.ingest import redact as redact_module
+from library.ingest.redact import VERSION, Redactor, default, redact
 
 _rng = random.Random(4711)
 UPPER, LOWER, DIGITS = string.ascii_uppercase, string.ascii_lowercase, string.digits

@@ -8,7 +8,7 @@ import pytest
 
 from connectors import registry
 from connectors.base import Block, finish_blocks
-from library.segments import parse_blocks, segment, shorten, text_hash
+from library.ingest.segments import parse_blocks, segment, shorten, text_hash
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 # Every file-based fixture folder, read as its connector type reads it.

@@ -2,8 +2,8 @@
 
 import pytest
 
-from library.summarize import SummaryError
-from library.summarize.schema import check_answer, extract_json_object, normalise_project
+from library.ingest.summarize import SummaryError
+from library.ingest.summarize.schema import check_answer, extract_json_object, normalise_project
 
 BASE = {"title": "T", "summary": "S.", "questions": [], "atoms": [], "project": None}
 

@@ -13,11 +13,11 @@ import pytest
 
 from connectors import registry
 from connectors.base import finish_blocks
+from library.ingest.segments import SEPARATOR, render_block, segment
+from library.ingest.summarize import SummaryRequest, get_summarizer
+from library.ingest.summarize.prose import width
+from library.ingest.summarize.schema import check_answer
 from library.models import ATOM_KINDS
-from library.segments import SEPARATOR, render_block, segment
-from library.summarize import SummaryRequest, get_summarizer
-from library.summarize.prose import width
-from library.summarize.schema import check_answer
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"

@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 import pytest
 
 from jezero_site.config import validate
-from library.summarize import NotConfigured, SummaryRequest, get_summarizer
-from library.summarize.prompt import escape_document, user_message
-from library.summarize.retry import backoff, parse_retry_after
+from library.ingest.summarize import NotConfigured, SummaryRequest, get_summarizer
+from library.ingest.summarize.prompt import escape_document, user_message
+from library.ingest.summarize.retry import backoff, parse_retry_after
 
 
 def config(**summarizer):

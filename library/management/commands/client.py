@@ -1,6 +1,6 @@
 from django.core.management.base import CommandError
 
-from library import clients
+from library.access import clients
 from library.cli import Verb
 from library.models import Client
 

@@ -1,8 +1,8 @@
 from django.conf import settings
 from django.core.management.base import CommandError
 
-from library import pipeline
 from library.cli import Verb
+from library.ingest import pipeline
 from library.models import RunReport, UnitCursor
 
 

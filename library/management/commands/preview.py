@@ -5,9 +5,9 @@ from django.core.management.base import CommandError
 
 from connectors import registry
 from connectors.base import UnitError
-from library import pipeline, redact
 from library.cli import Verb
-from library.segments import segment
+from library.ingest import pipeline, redact
+from library.ingest.segments import segment
 from library.timeutil import iso
 
 

@@ -1,5 +1,5 @@
-from library import maintenance, redact
 from library.cli import Progress, Verb
+from library.ingest import maintenance, redact
 
 
 class Command(Verb):

@@ -3,9 +3,9 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import CommandError
 
-from library import maintenance
 from library.cli import Progress, Verb
-from library.summarize import NotConfigured, get_summarizer
+from library.ingest import maintenance
+from library.ingest.summarize import NotConfigured, get_summarizer
 
 
 def _ids(text, where):

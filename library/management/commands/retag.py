@@ -1,5 +1,5 @@
-from library import maintenance
 from library.cli import Progress, Verb
+from library.ingest import maintenance
 
 
 class Command(Verb):

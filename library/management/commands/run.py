@@ -1,7 +1,7 @@
 from django.conf import settings
 
-from library import pipeline
 from library.cli import Progress, Verb
+from library.ingest import pipeline
 
 
 class Command(Verb):

@@ -29,11 +29,12 @@ from django.utils import timezone
 
 from connectors import registry
 from connectors.base import UnitError, finish_blocks
-from library import inbox, maintenance, projects, redact
 from library.errors import LibraryError
+from library.ingest import inbox, projects, redact
+from library.ingest.segments import segment
+from library.ingest.summarize import NotConfigured, SummaryError, SummaryRequest, get_summarizer, write_record
+from library.ingest.summarize.prompt import context_line
 from library.models import Item, RunReport, UnitCursor
-from library.segments import segment
-from library.summarize import NotConfigured, SummaryError, SummaryRequest, get_summarizer
 
 logger = logging.getLogger(__name__)
 
@@ -243,7 +244,7 @@ class Run:
         return SummaryRequest(
             document=seg.text,
             title_hint=seg.title_hint(prepared.hints.get("title_hint")),
-            context=maintenance.context_line(self.name, prepared.hints, self.config["type"]),
+            context=context_line(self.name, prepared.hints, self.config["type"]),
             blocks=tuple((b.role, b.text) for b in seg.blocks),
         )
 
@@ -292,24 +293,15 @@ class Run:
                 summary = results.get(plan.key)
                 if summary is None:
                     continue
-                seg, record = plan.segment, summary.record
+                seg = plan.segment
                 hints = dict(prepared.hints)
                 if seg.parts > 1:
                     hints.update(part=seg.part, parts=seg.parts)
-                if record.project:
-                    hints["model_project"] = record.project
-                project = maintenance.project_for(hints, self.name)
                 item = plan.existing or Item(key=plan.key, ingested_at=self.now)
-                item.source = self.name
-                item.original_ref = unit.ref
-                item.title, item.summary = record.title, record.summary
-                item.questions, item.atoms = list(record.questions), list(record.atoms)
-                item.project, item.trust = project, config["trust"]
+                item.source, item.original_ref, item.trust = self.name, unit.ref, config["trust"]
                 item.occurred_at = seg.occurred_at or unit.modified
-                item.updated_at = self.now
-                item.text_hash, item.original, item.hints = seg.hash, seg.text, hints
-                item.summarizer = summary.summarizer
-                item.input_tokens, item.output_tokens = summary.input_tokens, summary.output_tokens
+                item.text_hash, item.original = seg.hash, seg.text
+                write_record(item, summary, hints=hints, now=self.now)
                 item.save()
             # The unit's keys are exactly those between "<prefix>#" and "<prefix>$" ("$" sorts right
             # after "#"): a range the unique index answers, where LIKE would scan every item.

@@ -14,8 +14,8 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 import jezero_site
 from library import search as lib
+from library.access.schemas import ItemOut, LaterOut, SearchOut, TimelineOut, later_dict
 from library.errors import BadInput, NotFound
-from library.schemas import ItemOut, LaterOut, SearchOut, TimelineOut, later_dict
 
 SCOPE_KEY = "jezero.caller"
 

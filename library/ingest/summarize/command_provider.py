@@ -17,9 +17,9 @@ import os
 import signal
 import subprocess
 
-from library.summarize.base import Summarizer, SummaryError
-from library.summarize.prompt import full_prompt
-from library.summarize.schema import extract_json_object, summary_of
+from library.ingest.summarize.base import Summarizer, SummaryError
+from library.ingest.summarize.prompt import full_prompt
+from library.ingest.summarize.schema import extract_json_object, summary_of
 
 
 class CommandSummarizer(Summarizer):

@@ -11,10 +11,10 @@ import time
 
 import anthropic
 
-from library.summarize.base import Summarizer, SummaryError
-from library.summarize.prompt import SYSTEM_PROMPT, user_message
-from library.summarize.retry import api_error, call_with_retries
-from library.summarize.schema import RECORD_SCHEMA, TOOL_NAME, summary_of
+from library.ingest.summarize.base import Summarizer, SummaryError
+from library.ingest.summarize.prompt import SYSTEM_PROMPT, user_message
+from library.ingest.summarize.retry import api_error, call_with_retries
+from library.ingest.summarize.schema import RECORD_SCHEMA, TOOL_NAME, summary_of
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 MAX_TOKENS = 2048

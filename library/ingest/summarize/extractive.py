@@ -23,10 +23,10 @@ later by `jezero resummarize`.
 
 import re
 
-from library.segments import parse_blocks
-from library.summarize.base import Summarizer, Summary
-from library.summarize.document import Document
-from library.summarize.prose import (
+from library.ingest.segments import parse_blocks
+from library.ingest.summarize.base import Summarizer, Summary
+from library.ingest.summarize.document import Document
+from library.ingest.summarize.prose import (
     FILE_EXTENSIONS,
     condense,
     end_sentence,
@@ -37,9 +37,9 @@ from library.summarize.prose import (
     short_paths,
     width,
 )
-from library.summarize.salience import atoms as salient_atoms
-from library.summarize.salience import distinctive_names, error_atoms, says_fix
-from library.summarize.schema import check_answer
+from library.ingest.summarize.salience import atoms as salient_atoms
+from library.ingest.summarize.salience import distinctive_names, error_atoms, says_fix
+from library.ingest.summarize.schema import check_answer
 
 NAME = "extractive"
 TITLE_WIDTH = 80

@@ -12,7 +12,8 @@ from django.conf import settings
 from django.db.models import Count, F, Max, Window
 from django.db.models.functions import RowNumber
 
-from library import jobs, pipeline
+from library import jobs
+from library.ingest import pipeline
 from library.models import InboxSession, Job, RunReport, UnitCursor
 
 RECENT_RUNS = 5

@@ -11,13 +11,16 @@ The model proposes a slug, but a hint from the source wins, in this order:
 6. the model's slug, normalised; else none.
 
 `resolve()` is a pure function of the stored hints and the configuration, so `jezero retag`
-can apply it again to stored items without a model. `find_git_root()` is the only part that
+can apply it again to stored items without a model; `project_for()` applies it with this
+library's configuration (the pipeline, retag and re-summarise all call it). `find_git_root()` is the only part that
 looks at the file system; the pipeline stores its answer in the hints (`git_root`).
 """
 
 import re
 import unicodedata
 from pathlib import Path, PurePosixPath
+
+from django.conf import settings
 
 _INVALID = re.compile(r"[^a-z0-9._-]+")
 _HOME_PREFIX = re.compile(r"^(/home/[^/]+|/Users/[^/]+|/root|[A-Za-z]:\\Users\\[^\\]+)")
@@ -128,3 +131,11 @@ def find_git_root(cwd):
     except OSError:
         return None
     return None
+
+
+def project_for(hints, source):
+    """The project of an item of connector `source` with these hints, by the configured rules."""
+    conf = settings.JEZERO
+    fixed = next((c["project"] for c in conf["connectors"] if c["name"] == source and c["project"]), None)
+    slug, _rule = resolve(hints, fixed=fixed, paths=conf["projects"]["paths"], roots=conf["projects"]["roots"])
+    return slug

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
-from library.summarize.prose import TextView, read_text, sentences
+from library.ingest.summarize.prose import TextView, read_text, sentences
 
 # Tool names under which the connectors report shell commands (Claude Code, Codex, Gemini
 # CLI, OpenCode, pi, Hermes, Cursor through SpecStory).

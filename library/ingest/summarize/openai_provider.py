@@ -13,10 +13,10 @@ import time
 
 import openai
 
-from library.summarize.base import Summarizer, SummaryError
-from library.summarize.prompt import JSON_INSTRUCTIONS, SYSTEM_PROMPT, user_message
-from library.summarize.retry import api_error, call_with_retries
-from library.summarize.schema import RECORD_SCHEMA, TOOL_NAME, summary_of
+from library.ingest.summarize.base import Summarizer, SummaryError
+from library.ingest.summarize.prompt import JSON_INSTRUCTIONS, SYSTEM_PROMPT, user_message
+from library.ingest.summarize.retry import api_error, call_with_retries
+from library.ingest.summarize.schema import RECORD_SCHEMA, TOOL_NAME, summary_of
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 JSON_SCHEMA_FORMAT = {

@@ -18,7 +18,7 @@ from email.utils import parsedate_to_datetime
 
 from tenacity import Retrying, retry_if_exception, stop_after_attempt
 
-from library.summarize.base import SummaryError
+from library.ingest.summarize.base import SummaryError
 
 log = logging.getLogger(__name__)
 

@@ -21,8 +21,8 @@ from django.utils import timezone
 
 from connectors import registry
 from connectors.base import Entry, Reading, Unit
-from library import redact
 from library.errors import LibraryError
+from library.ingest import redact
 from library.models import InboxSession
 
 AGENTS = ("claude_code", "codex")

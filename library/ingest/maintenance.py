@@ -14,25 +14,14 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from library import projects, redact
 from library.errors import BadInput, NotFound
+from library.ingest import projects, redact
+from library.ingest.segments import parse_blocks, part_hint
+from library.ingest.summarize import SummaryError, SummaryRequest, prompt, write_record
 from library.models import Item
-from library.segments import parse_blocks, part_hint
-from library.summarize import SummaryError, SummaryRequest
 
 logger = logging.getLogger(__name__)
 _BATCH = 500
-
-
-def _fixed_projects():
-    return {c["name"]: c["project"] for c in settings.JEZERO["connectors"] if c["project"]}
-
-
-def project_for(item_hints, source):
-    conf = settings.JEZERO["projects"]
-    slug, _rule = projects.resolve(item_hints, fixed=_fixed_projects().get(source), paths=conf["paths"],
-                                   roots=conf["roots"])
-    return slug
 
 
 @dataclass
@@ -69,7 +58,7 @@ def retag(*, dry_run=False, progress=None):
         changed = []
         for item in batch:
             report.checked += 1
-            slug = project_for(item.hints, item.source)
+            slug = projects.project_for(item.hints, item.source)
             if slug != item.project:
                 item.project = slug
                 changed.append(item)
@@ -150,21 +139,11 @@ class ResummarizeReport:
                 "input_tokens": self.input_tokens, "output_tokens": self.output_tokens, "errors": self.errors}
 
 
-def context_line(source, hints, connector_type=None):
-    """The one context line given to the summariser: the source and the connector's metadata.
-    Re-summarising rebuilds it from the stored hints, so both calls see the same line."""
-    parts = [f"source {source}" + (f" ({connector_type})" if connector_type else "")]
-    for key in ("cwd", "git_remote", "git_branch", "agent", "model"):
-        if hints.get(key):
-            parts.append(f"{key.replace('_', ' ')} {hints[key]}")
-    return ", ".join(parts)
-
-
 def _request(item):
     hints = item.hints or {}
     hint = part_hint(hints.get("title_hint"), hints.get("part", 1), hints.get("parts", 1))
     connector_type = next((c["type"] for c in settings.JEZERO["connectors"] if c["name"] == item.source), None)
-    context = context_line(item.source, hints, connector_type)
+    context = prompt.context_line(item.source, hints, connector_type)
     # The stored original is the segment's rendering, so parsing it gives back the blocks
     # the pipeline summarised the first time.
     return SummaryRequest(document=item.original, title_hint=hint, context=context,
@@ -188,19 +167,8 @@ def resummarize(queryset, summarizer, *, progress=None):
             report.failed += 1
             report.errors.append({"id": item.pk, "error": str(exc)})
             continue
-        record = summary.record
         with transaction.atomic():
-            hints = dict(item.hints or {})
-            if record.project:
-                hints["model_project"] = record.project
-            else:
-                hints.pop("model_project", None)
-            item.title, item.summary = record.title, record.summary
-            item.questions, item.atoms, item.hints = list(record.questions), list(record.atoms), hints
-            item.project = project_for(hints, item.source)
-            item.summarizer = summary.summarizer
-            item.input_tokens, item.output_tokens = summary.input_tokens, summary.output_tokens
-            item.updated_at = timezone.now()
+            write_record(item, summary, hints=item.hints or {}, now=timezone.now())
             item.save()
         report.summarised += 1
         report.input_tokens += summary.input_tokens
@@ -224,7 +192,7 @@ def retag_item(item_id):
     Returns (old project, new project). Raises NotFound. Idempotent."""
     item = _item(item_id)
     old = item.project
-    new = project_for(item.hints, item.source)
+    new = projects.project_for(item.hints, item.source)
     if new != old:
         item.project = new
         item.save()

@@ -24,7 +24,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from library.summarize.prose import FILE_EXTENSIONS, OUTPUT_INTRO_RE, error_at, has_error, is_narration
+from library.ingest.summarize.prose import FILE_EXTENSIONS, OUTPUT_INTRO_RE, error_at, has_error, is_narration
 
 ATOM_CHARS = 220
 MAX_ATOMS = 12

@@ -1,7 +1,9 @@
 """Summarising one segment into one structured record (SPEC §5).
 
 The public API is `get_summarizer(config)` → a `Summarizer` whose `summarize(request)`
-returns a `Summary` or raises `SummaryError`, plus the data classes in `base`. The
+returns a `Summary` or raises `SummaryError`, plus the data classes in `base`, and
+`write_record`, the one way a summary is written onto an item (the pipeline and
+re-summarising both use it). The
 provider modules import their SDKs only when chosen, so the extractive default needs
 neither `anthropic` nor `openai` at import time.
 """
@@ -12,15 +14,36 @@ import shutil
 import time
 from pathlib import Path
 
-from library.summarize.base import NotConfigured, Record, Summarizer, Summary, SummaryError, SummaryRequest
+from library.ingest.summarize.base import NotConfigured, Record, Summarizer, Summary, SummaryError, SummaryRequest
 
 __all__ = [
     "NotConfigured", "Record", "Summarizer", "Summary", "SummaryError", "SummaryRequest", "get_summarizer",
+    "write_record",
 ]
 
 DEFAULT_KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 # Local OpenAI-compatible servers (Ollama, llama.cpp) ignore the key, but the SDK wants one.
 LOCAL_SERVER_KEY = "not-needed"
+
+
+def write_record(item, summary, *, hints, now):
+    """Write `summary` (a Summary) onto `item` (not saved): the record's fields, who wrote it
+    and at what cost, the model's project proposal in the hints (`model_project`, removed when
+    it proposes none) and the project the rules give with those hints (SPEC §6)."""
+    from library.ingest.projects import project_for
+
+    record = summary.record
+    hints = dict(hints)
+    if record.project:
+        hints["model_project"] = record.project
+    else:
+        hints.pop("model_project", None)
+    item.title, item.summary = record.title, record.summary
+    item.questions, item.atoms = list(record.questions), list(record.atoms)
+    item.hints, item.project = hints, project_for(hints, item.source)
+    item.summarizer = summary.summarizer
+    item.input_tokens, item.output_tokens = summary.input_tokens, summary.output_tokens
+    item.updated_at = now
 
 
 def get_summarizer(config, *, sleep=time.sleep, uniform=random.uniform, env=os.environ):
@@ -34,7 +57,7 @@ def get_summarizer(config, *, sleep=time.sleep, uniform=random.uniform, env=os.e
     """
     provider = config.get("provider") or "extractive"
     if provider == "extractive":
-        from library.summarize.extractive import ExtractiveSummarizer
+        from library.ingest.summarize.extractive import ExtractiveSummarizer
 
         return ExtractiveSummarizer()
     if provider not in ("anthropic", "openai", "command"):
@@ -53,16 +76,16 @@ def get_summarizer(config, *, sleep=time.sleep, uniform=random.uniform, env=os.e
     api = {**common, "base_url": config.get("base_url"), "sleep": sleep, "uniform": uniform}
     api_key = _api_key(provider, config, env)
     if provider == "anthropic":
-        from library.summarize.anthropic_provider import AnthropicSummarizer
+        from library.ingest.summarize.anthropic_provider import AnthropicSummarizer
 
         return AnthropicSummarizer(api_key=api_key, **api)
-    from library.summarize.openai_provider import OpenAISummarizer
+    from library.ingest.summarize.openai_provider import OpenAISummarizer
 
     return OpenAISummarizer(api_key=api_key, response_format=config.get("response_format", "json_schema"), **api)
 
 
 def _command(config, common, env):
-    from library.summarize.command_provider import CommandSummarizer
+    from library.ingest.summarize.command_provider import CommandSummarizer
 
     command = list(config.get("command") or [])
     if not command:

@@ -9,7 +9,7 @@ they are flattened to one line each and the system prompt treats them as data to
 import json
 import re
 
-from library.summarize.schema import RECORD_SCHEMA
+from library.ingest.summarize.schema import RECORD_SCHEMA
 
 SYSTEM_PROMPT = """\
 You write one structured record of a document for a searchable library of past work.
@@ -84,3 +84,13 @@ def full_prompt(request, *, output_language=None, known_projects=()):
 def _one_line(text, limit):
     line = escape_document(" ".join(text.split()))
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def context_line(source, hints, connector_type=None):
+    """The one context line given to the summariser: the source and the connector's metadata.
+    Re-summarising rebuilds it from the stored hints, so both calls see the same line."""
+    parts = [f"source {source}" + (f" ({connector_type})" if connector_type else "")]
+    for key in ("cwd", "git_remote", "git_branch", "agent", "model"):
+        if hints.get(key):
+            parts.append(f"{key.replace('_', ' ')} {hints[key]}")
+    return ", ".join(parts)

@@ -16,8 +16,8 @@ import json
 import re
 
 from jezero_site.config import SLUG_RE
+from library.ingest.summarize.base import Record, Summary, SummaryError
 from library.models import ATOM_KINDS
-from library.summarize.base import Record, Summary, SummaryError
 
 TOOL_NAME = "record_summary"
 MAX_QUESTIONS = 6

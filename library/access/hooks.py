@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from library import projects, search
+from library import search
+from library.ingest import projects
 from library.terms import STOP_WORDS, fold
 
 SESSION_START_ITEMS = 5

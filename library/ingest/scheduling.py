@@ -11,7 +11,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from library import pipeline
+from library.ingest import pipeline
 from library.models import RunReport, StoreState
 
 logger = logging.getLogger(__name__)

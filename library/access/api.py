@@ -8,9 +8,9 @@ from ninja import NinjaAPI, Query, Router, Schema, Status
 from ninja.errors import AuthenticationError, HttpError
 from ninja.security import HttpBearer, SessionAuth
 
-from library import clients, hooks, inbox, ratelimit, search
-from library.errors import BadInput, NotFound
-from library.schemas import (
+from library import search
+from library.access import clients, hooks, ratelimit
+from library.access.schemas import (
     ErrorOut,
     FirstPromptIn,
     InjectionOut,
@@ -22,6 +22,8 @@ from library.schemas import (
     UploadOut,
     later_dict,
 )
+from library.errors import BadInput, NotFound
+from library.ingest import inbox
 
 
 class ClientToken(HttpBearer):

@@ -1,0 +1,2 @@
+"""Ingestion: connectors' units → redaction → segments → summaries → stored items, and the
+maintenance that works on stored items again (retag, redact-stored, re-summarise)."""

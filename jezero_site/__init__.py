@@ -8,4 +8,4 @@ from jezero_site.sqlite import use_bundled_sqlite
 
 use_bundled_sqlite()
 
-__version__ = "0.1.0"
+from library import __version__  # noqa: E402, F401  (the product's version; after the SQLite swap)

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
-SOURCE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+from library.vocabulary import SLUG_RE, SOURCE_NAME_RE
+
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 TOKENIZERS = ("trigram", "unicode61", "ascii", "porter")
 TOKENIZER_RE = re.compile(r'^[a-z0-9_]+( ([a-z0-9_]+|"[^"\']*"))*$')

@@ -40,6 +40,8 @@ try:
     JEZERO_API_RATE_PER_MINUTE = env.integer("JEZERO_API_RATE_PER_MINUTE", 600, minimum=0, maximum=1_000_000)
     # Largest session upload, after decompression (SPEC §12: default 50 MB).
     JEZERO_MAX_UPLOAD_BYTES = env.integer("JEZERO_MAX_UPLOAD_MB", 50, minimum=1, maximum=2048) * 1_000_000
+    # The first admin's password for `jezero init` (else a random one, printed once).
+    JEZERO_ADMIN_PASSWORD = env.secret("JEZERO_ADMIN_PASSWORD")
 except (config.ConfigError, env.EnvError) as exc:
     raise ImproperlyConfigured(str(exc)) from None
 

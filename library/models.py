@@ -10,8 +10,6 @@ from django.conf import settings
 from django.db import models, transaction
 from django.utils import timezone
 
-ATOM_KINDS = ("decision", "rationale", "fix", "command", "error", "fact", "risk")
-
 
 class ItemQuerySet(models.QuerySet):
     def delete(self):

@@ -14,12 +14,11 @@ from dataclasses import dataclass, field
 from django.db import transaction
 from django.utils import timezone
 
-from jezero_site.config import SLUG_RE, SOURCE_NAME_RE
 from library.errors import BadInput
-from library.models import ATOM_KINDS, Item
+from library.models import Item
 from library.timeutil import iso, parse_when
+from library.vocabulary import ATOM_KINDS, SLUG_RE, SOURCE_NAME_RE, TRUST_LEVELS
 
-TRUST_LEVELS = ("own", "external")
 # Field order of an exported line; also every key an imported line may carry.
 RECORD_FIELDS = (
     "key", "source", "trust", "original_ref", "title", "summary", "questions", "atoms",

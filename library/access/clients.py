@@ -15,9 +15,9 @@ from datetime import timedelta
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from jezero_site.config import SOURCE_NAME_RE
 from library.errors import BadInput, NotFound
 from library.models import Client
+from library.vocabulary import SOURCE_NAME_RE
 
 TOKEN_PREFIX = "jz_"
 _LAST_USED_EVERY = timedelta(minutes=1)  # write last_used at most this often per client

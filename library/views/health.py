@@ -3,7 +3,7 @@
 from django.db import DatabaseError, connection
 from django.http import JsonResponse
 
-import jezero_site
+import library
 from library import store
 from library.ingest import scheduling
 
@@ -11,7 +11,7 @@ from library.ingest import scheduling
 def health(request):
     """Version, database reachable, FTS present, worker heartbeat age in seconds (null when
     the worker never ran). 503 when the database cannot be read."""
-    body = {"version": jezero_site.__version__, "database": False, "fts": False, "worker_heartbeat_age": None}
+    body = {"version": library.__version__, "database": False, "fts": False, "worker_heartbeat_age": None}
     try:
         with connection.cursor() as cursor:
             cursor.execute("SELECT name FROM sqlite_master WHERE name = %s", [store.FTS_TABLE])

@@ -7,6 +7,7 @@ from django.shortcuts import render
 
 from library import search as lib
 from library.errors import BadInput, NotFound
+from library.vocabulary import ATOM_DISPLAY_ORDER
 
 PAGE_SIZE = 20
 EVERYTHING = lib.ALL_SOURCES  # people may read every source (SPEC §10)
@@ -58,7 +59,7 @@ def item(request, item_id):
         newer = lib.later(item_id, allowed_sources=EVERYTHING)
     except NotFound:
         return render(request, "library/not_found.html", {"item_id": item_id}, status=404)
-    kinds = ("decision", "risk", "fix", "error", "command", "fact", "rationale")
+    kinds = ATOM_DISPLAY_ORDER
     atoms = [(kind, [a["text"] for a in data["atoms"] if a["kind"] == kind]) for kind in kinds]
     return render(request, "library/item.html", {
         "item": data, "atoms": [(kind, texts) for kind, texts in atoms if texts], "later": newer,

@@ -17,7 +17,7 @@ from library.ingest.segments import SEPARATOR, render_block, segment
 from library.ingest.summarize import SummaryRequest, get_summarizer
 from library.ingest.summarize.prose import width
 from library.ingest.summarize.schema import check_answer
-from library.models import ATOM_KINDS
+from library.vocabulary import ATOM_KINDS
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"

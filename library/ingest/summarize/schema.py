@@ -15,9 +15,8 @@ name the problem, never the answer's text.
 import json
 import re
 
-from jezero_site.config import SLUG_RE
 from library.ingest.summarize.base import Record, Summary, SummaryError
-from library.models import ATOM_KINDS
+from library.vocabulary import ATOM_KINDS, SLUG_RE
 
 TOOL_NAME = "record_summary"
 MAX_QUESTIONS = 6

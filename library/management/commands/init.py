@@ -7,7 +7,6 @@ from django.core.management import call_command
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from jezero_site import env
 from library import records
 from library.cli import Verb
 from library.models import Item
@@ -45,7 +44,7 @@ class Command(Verb):
         if users.objects.filter(is_superuser=True).exists():
             self.stdout.write("admin user: skipped (one exists)")
         else:
-            given = env.secret("JEZERO_ADMIN_PASSWORD")
+            given = settings.JEZERO_ADMIN_PASSWORD
             password = given or secrets.token_urlsafe(12)
             users.objects.create_superuser(opts["admin"], email="", password=password)
             shown = "from JEZERO_ADMIN_PASSWORD" if given else f"{password} (shown once)"

@@ -21,6 +21,7 @@ django_app = get_asgi_application()
 
 from library.access import clients, ratelimit  # noqa: E402
 from library.access import mcp as library_mcp  # noqa: E402
+from library.errors import RateLimited  # noqa: E402
 
 mcp_app = library_mcp.asgi_app()
 
@@ -56,7 +57,7 @@ async def application(scope, receive, send):
             return await _refuse(send, 403, "this token lacks the read scope")
         try:
             ratelimit.check(f"client:{caller.name}")
-        except ratelimit.RateLimited as exc:
+        except RateLimited as exc:
             return await _refuse(send, 429, str(exc), retry_after=exc.retry_after)
         return await mcp_app({**scope, library_mcp.SCOPE_KEY: caller}, receive, send)
     return await django_app(scope, receive, send)

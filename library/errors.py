@@ -1,5 +1,8 @@
-"""Domain errors, mapped once per adapter (CLI exit codes now; HTTP statuses and MCP tool
-errors later)."""
+"""Domain errors: what the caller asked for cannot be done, and why. Each adapter maps them
+once — the CLI to a one-line message and exit code 1 (`library.cli`), the JSON API to a status
+with `{"detail": …}` (`library.access.api`), MCP to a tool error (`library.access.mcp`), the
+web pages to a message. The summariser's own `SummaryError` (a document that could not be
+summarised: the unit is tried again next run) is not one of these: no caller sees it."""
 
 
 class LibraryError(Exception):
@@ -12,3 +15,27 @@ class BadInput(LibraryError):
 
 class NotFound(LibraryError):
     """No such item — or one the caller may not read, which is answered the same way."""
+
+
+class NotConfigured(LibraryError):
+    """The summariser needs a model, key or command and has none; the message says what to set."""
+
+
+class RunRefused(LibraryError):
+    """A connector run cannot start: unknown or disabled connector, no model configured, already running."""
+
+
+class UploadRejected(LibraryError):
+    """A device upload cannot be stored; `status` is the HTTP status that says why (413, 422)."""
+
+    def __init__(self, message, status):
+        super().__init__(message)
+        self.status = status
+
+
+class RateLimited(LibraryError):
+    """A client asked too often; `retry_after` is how many seconds it should wait."""
+
+    def __init__(self, retry_after):
+        super().__init__(f"too many requests: try again in {retry_after} s")
+        self.retry_after = retry_after

@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from library.errors import BadInput, LibraryError, NotFound
 from library.ingest import maintenance, pipeline
-from library.ingest.summarize import NotConfigured, get_summarizer
+from library.ingest.summarize import get_summarizer
 from library.models import Job
 
 logger = logging.getLogger(__name__)
@@ -172,7 +172,7 @@ def execute(job_id, *, clock=time.monotonic):
     try:
         report = RUNNERS[job.kind](job.params, progress)
         status, result = Status.DONE, report.as_dict()
-    except (LibraryError, NotConfigured) as exc:
+    except LibraryError as exc:
         error = str(exc)
     except Exception as exc:  # noqa: BLE001 - whatever broke, the job must end visibly failed
         logger.exception("job failed id=%s kind=%s", job_id, job.kind)

@@ -22,7 +22,7 @@ from library.access.schemas import (
     UploadOut,
     later_dict,
 )
-from library.errors import BadInput, NotFound
+from library.errors import BadInput, NotFound, RateLimited, UploadRejected
 from library.ingest import inbox
 
 
@@ -69,12 +69,12 @@ def not_found(request, exc):
     return api.create_response(request, {"detail": str(exc)}, status=404)
 
 
-@api.exception_handler(inbox.UploadRejected)
+@api.exception_handler(UploadRejected)
 def upload_rejected(request, exc):
     return api.create_response(request, {"detail": str(exc)}, status=exc.status)
 
 
-@api.exception_handler(ratelimit.RateLimited)
+@api.exception_handler(RateLimited)
 def rate_limited(request, exc):
     response = api.create_response(request, {"detail": str(exc)}, status=429)
     response["Retry-After"] = str(exc.retry_after)
@@ -142,7 +142,7 @@ def upload_session(request, params: Query[UploadParams]):
     who = caller(request, "upload")
     declared = request.headers.get("Content-Length")
     if declared and declared.isdigit() and int(declared) > inbox.max_upload_bytes():
-        raise inbox.UploadRejected(f"the upload is larger than {inbox.max_upload_bytes():,} bytes", 413)
+        raise UploadRejected(f"the upload is larger than {inbox.max_upload_bytes():,} bytes", 413)
     gzipped = request.headers.get("Content-Encoding", "").lower() == "gzip"
     row = inbox.receive(who, params.agent, params.session_id, _chunks(request), gzipped=gzipped, cwd=params.cwd,
                         git_remote=params.git_remote, git_branch=params.git_branch, project=params.project,

@@ -13,15 +13,9 @@ from collections import defaultdict, deque
 
 from django.conf import settings
 
-from library.errors import LibraryError
+from library.errors import RateLimited
 
 WINDOW = 60.0
-
-
-class RateLimited(LibraryError):
-    def __init__(self, retry_after):
-        super().__init__(f"too many requests: try again in {retry_after} s")
-        self.retry_after = retry_after
 
 
 class SlidingWindow:

@@ -21,21 +21,13 @@ from django.utils import timezone
 
 from connectors import registry
 from connectors.base import Entry, Reading, Unit
-from library.errors import LibraryError
+from library.errors import UploadRejected
 from library.ingest import redact
 from library.models import InboxSession
 
 AGENTS = ("claude_code", "codex")
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
 _CHUNK = 1 << 20
-
-
-class UploadRejected(LibraryError):
-    """The upload cannot be stored; `status` is the HTTP status that says why."""
-
-    def __init__(self, message, status):
-        super().__init__(message)
-        self.status = status
 
 
 def max_upload_bytes():

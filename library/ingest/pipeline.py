@@ -29,10 +29,10 @@ from django.utils import timezone
 
 from connectors import registry
 from connectors.base import UnitError, finish_blocks
-from library.errors import LibraryError
+from library.errors import NotConfigured, RunRefused
 from library.ingest import inbox, projects, redact
 from library.ingest.segments import segment
-from library.ingest.summarize import NotConfigured, SummaryError, SummaryRequest, get_summarizer, write_record
+from library.ingest.summarize import SummaryError, SummaryRequest, get_summarizer, write_record
 from library.ingest.summarize.prompt import context_line
 from library.models import Item, RunReport, UnitCursor
 
@@ -40,10 +40,6 @@ logger = logging.getLogger(__name__)
 
 CHARS_PER_TOKEN = 4          # for dry-run estimates only
 _WINDOW = 8                  # units whose model calls may be in flight at once (per worker slot)
-
-
-class RunRefused(LibraryError):
-    """The run cannot start: unknown connector, no model configured, already running."""
 
 
 @dataclass

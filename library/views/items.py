@@ -9,7 +9,6 @@ from library import jobs
 from library import search as lib
 from library.errors import LibraryError, NotFound
 from library.ingest import maintenance
-from library.ingest.summarize import NotConfigured
 from library.models import Job
 from library.views.staff import staff_required
 
@@ -27,7 +26,7 @@ def resummarize(request, item_id):
         job = jobs.start(Job.Kind.RESUMMARIZE, {"ids": [item_id]}, request.user)
     except NotFound:
         return _not_found(request, item_id)
-    except (LibraryError, NotConfigured) as exc:
+    except LibraryError as exc:
         messages.error(request, f"Cannot re-summarise: {exc}")
         return redirect("item", item_id)
     messages.info(request, f"Re-summarising item #{item_id} in the background.")

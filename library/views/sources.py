@@ -8,10 +8,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from library import jobs
-from library.errors import LibraryError
+from library.errors import LibraryError, RunRefused
 from library.ingest import sources as connectors
-from library.ingest.pipeline import RunRefused
-from library.ingest.summarize import NotConfigured
 from library.models import Job
 from library.views.staff import missing, staff_required
 
@@ -28,7 +26,7 @@ def _start(request, name, kind, label):
         return missing(request, f"connector {name}")
     try:
         job = jobs.start(kind, {"connector": name}, request.user)
-    except (LibraryError, NotConfigured) as exc:
+    except LibraryError as exc:
         messages.error(request, f"Cannot start the {label} of {name}: {exc}")
         return redirect("sources")
     messages.info(request, f"The {label} of {name} started in the background.")

@@ -10,7 +10,6 @@ from django.views.decorators.http import require_GET, require_POST
 
 from library import jobs
 from library.errors import BadInput, LibraryError, NotFound
-from library.ingest.summarize import NotConfigured
 from library.models import Job
 from library.views.staff import missing, staff_required
 
@@ -34,7 +33,7 @@ def admin_tools(request):
 def _start(request, kind, params=None, *, form=None):
     try:
         job = jobs.start(kind, params, request.user)
-    except (LibraryError, NotConfigured) as exc:
+    except LibraryError as exc:
         messages.error(request, str(exc))
         return _page(request, form=form, status=400) if form is not None else redirect("admin-tools")
     return redirect("job", job.pk)

@@ -8,6 +8,8 @@ what to set. Nothing here imports an SDK.
 
 from dataclasses import dataclass
 
+from library.errors import NotConfigured  # noqa: F401  (part of the summariser's contract)
+
 
 @dataclass(frozen=True)
 class SummaryRequest:
@@ -53,10 +55,6 @@ class SummaryError(Exception):
         self.attempts = attempts
         self.input_tokens = input_tokens
         self.output_tokens = output_tokens
-
-
-class NotConfigured(Exception):
-    """The provider needs a model, key or command and has none; the message says what to set."""
 
 
 class Summarizer:

@@ -43,7 +43,7 @@ def check_summarizer():
 def _selection(params):
     chosen = {name: params[name] for name in _SELECTIONS if params.get(name) not in (None, "", [])}
     if len(chosen) != 1:
-        raise BadInput("choose the items: by ids, or by one filter (summarizer=…, source=…, project=…, trust=…)")
+        raise BadInput(f"choose the items: by ids, or by one filter ({maintenance.SELECT_HELP})")
     return chosen
 
 

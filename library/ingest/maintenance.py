@@ -110,8 +110,14 @@ def redact_stored(*, dry_run=False, progress=None):
     return report
 
 
+# The fields a `--where field=value` selection may name (the CLI, the admin tools page and the
+# browser jobs all offer these).
+SELECT_FIELDS = ("summarizer", "source", "project", "trust")
+SELECT_HELP = ", ".join(f"{name}=…" for name in SELECT_FIELDS[:-1]) + f" or {SELECT_FIELDS[-1]}=…"
+
+
 def select(*, ids=None, where=None, project=None):
-    """The items to re-summarise: by ids, by `field=value` (summarizer, source, project), or project."""
+    """The items to re-summarise: by ids, by `field=value` (one of SELECT_FIELDS), or project."""
     queryset = Item.objects.order_by("pk")
     if ids is not None:
         return queryset.filter(pk__in=ids)
@@ -119,8 +125,8 @@ def select(*, ids=None, where=None, project=None):
         return queryset.filter(project=project)
     if where is not None:
         field_name, sep, value = where.partition("=")
-        if not sep or field_name not in ("summarizer", "source", "project", "trust"):
-            raise BadInput(f"--where: {where!r} must be summarizer=…, source=…, project=… or trust=…")
+        if not sep or field_name not in SELECT_FIELDS:
+            raise BadInput(f"--where: {where!r} must be {SELECT_HELP}")
         return queryset.filter(**{field_name: value})
     raise BadInput("choose the items: --ids, --ids-file, --where or --project")
 

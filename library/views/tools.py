@@ -10,10 +10,11 @@ from django.views.decorators.http import require_GET, require_POST
 
 from library import jobs
 from library.errors import BadInput, LibraryError, NotFound
+from library.ingest import maintenance
 from library.models import Job
 from library.views.staff import missing, staff_required
 
-FILTER_FIELDS = ("summarizer", "source", "project", "trust")   # what maintenance.select accepts
+FILTER_FIELDS = maintenance.SELECT_FIELDS
 
 
 def _page(request, *, form=None, status=200):

@@ -22,7 +22,7 @@ class Command(Verb):
         group = parser.add_mutually_exclusive_group(required=True)
         group.add_argument("--ids", help="comma-separated item ids")
         group.add_argument("--ids-file", help="a file of item ids")
-        group.add_argument("--where", help="summarizer=…, source=…, project=… or trust=…")
+        group.add_argument("--where", help=maintenance.SELECT_HELP)
         group.add_argument("--project", help="every item of this project")
 
     def handle(self, *args, **opts):

@@ -6,16 +6,22 @@ redact-stored (and its preview), re-summarise. Each is one `Job` row and one Hue
   `tasks.run_job(job_id)` only after the transaction commits, so the worker always finds it.
 - `execute(job_id)` is the task's body: it refetches the row, returns quietly when it is
   gone or already claimed, runs the one service call with a progress callback (written to
-  the row at most every half second) and stores the service's report, or the error.
+  the row at most every half second, with the time as a sign of life) and stores the
+  service's report, or the error.
+- `reap()` (a periodic task) ends a running job that has shown no sign of life for
+  REAP_AFTER: its worker died with it (Huey does not run a lost task again), and without
+  this it would say "running" forever.
 
 `params` hold primitives only (a connector name, item ids, a filter), never model instances.
 """
 
 import logging
 import time
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from library.errors import BadInput, LibraryError, NotFound
@@ -27,6 +33,11 @@ logger = logging.getLogger(__name__)
 
 Kind, Status = Job.Kind, Job.Status
 PROGRESS_EVERY = 0.5          # seconds between progress writes
+# A running job with no progress for this long lost its worker. Generous: one unit's model
+# calls may take minutes (5 attempts of up to `timeout_seconds` each) between two progress calls.
+REAP_AFTER = timedelta(minutes=30)
+REAPED = ("the worker stopped while this job was running (no progress for {minutes} minutes); "
+          "nothing it had not finished was stored — start it again")
 RECENT = 10
 _SELECTIONS = ("ids", "where", "project")   # how re-summarise chooses its items (maintenance.select)
 
@@ -124,7 +135,7 @@ class Progress:
             return
         self.last_write = now
         self.writes += 1
-        Job.objects.filter(pk=self.job_id).update(done=done, total=total)
+        Job.objects.filter(pk=self.job_id).update(done=done, total=total, alive_at=timezone.now())
 
 
 def _run(params, progress):
@@ -162,8 +173,9 @@ RUNNERS = {
 def execute(job_id, *, clock=time.monotonic):
     """Run a queued job to its end; returns the finished Job, or None when the row is gone or
     another worker has claimed it (so a task delivered twice runs the work once)."""
-    claimed = Job.objects.filter(pk=job_id, status=Status.QUEUED).update(status=Status.RUNNING,
-                                                                           started_at=timezone.now())
+    started = timezone.now()
+    claimed = Job.objects.filter(pk=job_id, status=Status.QUEUED).update(status=Status.RUNNING, started_at=started,
+                                                                           alive_at=started)
     if not claimed:
         return None
     job = Job.objects.get(pk=job_id)
@@ -182,3 +194,17 @@ def execute(job_id, *, clock=time.monotonic):
                                          done=total if status == Status.DONE else progress.done, total=total)
     logger.info("job finished id=%s kind=%s status=%s", job_id, job.kind, status)
     return Job.objects.get(pk=job_id)
+
+
+def reap(*, now=None, after=REAP_AFTER):
+    """Mark failed every running job with no sign of life for `after` (its worker died), with
+    an error that says so. Returns how many it ended. Idempotent."""
+    now = now or timezone.now()
+    minutes = int(after.total_seconds() // 60)
+    silent_since = now - after
+    stale = Job.objects.filter(Q(alive_at__lt=silent_since) | Q(alive_at__isnull=True, started_at__lt=silent_since),
+                               status=Status.RUNNING)
+    ended = stale.update(status=Status.FAILED, finished_at=now, error=REAPED.format(minutes=minutes))
+    if ended:
+        logger.warning("jobs reaped count=%d", ended)
+    return ended

@@ -232,6 +232,7 @@ class Job(models.Model):
                                    related_name="+")
     created_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
+    alive_at = models.DateTimeField(null=True, blank=True)   # the last sign of life while running
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

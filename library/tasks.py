@@ -47,6 +47,15 @@ def run_job(job_id):
     jobs.execute(job_id)
 
 
+@db_periodic_task(crontab(minute="*/5"))
+@lock_task("reap-jobs")
+def reap_jobs():
+    """Every 5 minutes: end the browser jobs whose worker died while running them."""
+    from library import jobs
+
+    jobs.reap()
+
+
 @db_periodic_task(crontab(hour="3", minute="41"))
 @lock_task("daily-backup")
 def daily_backup():

@@ -153,6 +153,39 @@ def test_progress_is_written_at_most_every_half_second_and_completed_at_the_end(
     assert (job.done, job.total) == (4, 10)  # the call at 100.6; the one at 100.7 waits for the next write
 
 
+def test_a_job_whose_worker_died_ends_failed_and_its_page_says_why(client, django_user_model):
+    """Huey does not run a lost task again: without the reaper the job would say "running"
+    forever. A job still showing signs of life, and finished jobs, are left alone."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    now = timezone.now()
+    dead = Job.objects.create(kind="run", params={"connector": "x"}, status="running", started_at=now - timedelta(hours=2),
+                              alive_at=now - timedelta(minutes=31))
+    busy = Job.objects.create(kind="retag", status="running", started_at=now - timedelta(hours=2),
+                              alive_at=now - timedelta(minutes=2))
+    old = Job.objects.create(kind="retag", status="running", started_at=now - timedelta(hours=1))  # from before alive_at
+    done = Job.objects.create(kind="retag", status="done", started_at=now - timedelta(days=1),
+                              alive_at=now - timedelta(days=1), finished_at=now - timedelta(days=1))
+    assert jobs.reap(now=now) == 2
+    assert jobs.reap(now=now) == 0
+    statuses = {job.pk: (job.status, job.error) for job in Job.objects.all()}
+    assert statuses[busy.pk] == ("running", "") and statuses[done.pk] == ("done", "")
+    for job in (dead, old):
+        status, error = statuses[job.pk]
+        assert status == "failed" and "the worker stopped while this job was running" in error
+    staff = django_user_model.objects.create_user("ana", password="a-long-password-1", is_staff=True)
+    client.force_login(staff)
+    page = client.get(f"/admin-tools/jobs/{dead.pk}/").content.decode()
+    assert "<strong>Failed</strong>: the worker stopped while this job was running" in page
+
+
+def test_progress_is_a_sign_of_life(laptop, started):
+    job = started("dry_run", {"connector": "agent-laptop"})
+    assert job.status == "done" and job.alive_at is not None and job.alive_at >= job.started_at
+
+
 def test_a_finished_job_shows_all_its_work_done(started):
     for n in range(3):
         make_item(hints={"git_remote": f"git@github.com:ana/repo-{n}.git"})

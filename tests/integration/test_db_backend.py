@@ -3,6 +3,8 @@ while another closes one (bench/sqlite_deadlock.py reproduces it with raw connec
 Jezero's backend makes opening and closing take turns: a thread that wants to open a
 connection waits while another is opening or closing one."""
 
+import linecache
+import sys
 import threading
 
 import pytest
@@ -10,8 +12,17 @@ from django.conf import settings
 from django.db import connections
 
 from jezero_site.db.base import CONNECT_LOCK
+from tests.conftest import wait_until
 
 pytestmark = pytest.mark.django_db
+
+
+def at_the_lock(thread):
+    """True while `thread` stands on a `with CONNECT_LOCK:` line: waiting for the lock, since
+    the test holds it. Seen from its stack, so the test need not sleep to find out."""
+    frame = sys._current_frames().get(thread.ident)
+    return frame is not None and linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip() == (
+        "with CONNECT_LOCK:")
 
 
 def test_the_configured_backend_is_jezeros():
@@ -30,7 +41,8 @@ def test_opening_a_connection_waits_while_another_opens_or_closes():
     with CONNECT_LOCK:                      # as if another thread were inside connect() or close()
         thread = threading.Thread(target=open_one)
         thread.start()
-        assert not opened.wait(0.5)         # it waits its turn
+        wait_until(lambda: opened.is_set() or at_the_lock(thread), what="the thread to open or to wait")
+        assert not opened.is_set()          # it waits its turn
     assert opened.wait(10)                  # and proceeds once the other is done
     thread.join(10)
 
@@ -52,6 +64,7 @@ def test_every_connection_closes_under_the_lock_even_when_only_dropped():
     with CONNECT_LOCK:
         thread = threading.Thread(target=finalise)
         thread.start()
-        assert not closed.wait(0.5)         # the close waits for the lock
+        wait_until(lambda: closed.is_set() or at_the_lock(thread), what="the thread to close or to wait")
+        assert not closed.is_set()          # the close waits for the lock
     assert closed.wait(10)
     thread.join(10)

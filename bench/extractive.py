@@ -18,16 +18,15 @@ folder of SpecStory exports) and, when present, the SpecStory exports in ../shar
     .venv/bin/python bench/extractive.py --runs 9 --max-input-chars 20000
 """
 
-import argparse
-import os
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-BENCH_DIR = Path(__file__).resolve().parent
-REPO_DIR = BENCH_DIR.parent
+import harness
+from harness import REPO_DIR
+
 FIXTURES = REPO_DIR / "tests" / "fixtures"
 CORPUS = REPO_DIR.parent / "shared" / "corpus"
 # tests/fixtures: (connector type, folder) as the connector and summariser tests read them.
@@ -48,16 +47,7 @@ def setup_django():
     database is touched."""
     data = Path(tempfile.mkdtemp(prefix="jezero-bench-extractive-"))
     (data / "static").mkdir()
-    os.environ["JEZERO_DATA_DIR"] = str(data)
-    os.environ["JEZERO_CONFIG"] = str(data / "jezero.toml")     # missing: defaults
-    os.environ["JEZERO_SECRET_KEY"] = "bench"
-    os.environ["JEZERO_LOG_LEVEL"] = "WARNING"
-    os.environ.pop("JEZERO_DEBUG", None)
-    os.environ["DJANGO_SETTINGS_MODULE"] = "jezero_site.settings"
-    sys.path.insert(0, str(REPO_DIR))
-    import django
-
-    django.setup()
+    harness.setup_django(data)
 
 
 def sources(corpus):
@@ -116,7 +106,7 @@ def timed_run(summarizer, reqs):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = harness.parser(__doc__)
     parser.add_argument("--runs", type=int, default=5, help="timed runs (default 5); the median is reported")
     parser.add_argument("--max-input-chars", type=int, default=60_000, help="segment size (default 60,000)")
     parser.add_argument("--corpus", type=Path, default=CORPUS, help="a folder of SpecStory exports")

@@ -23,18 +23,10 @@ now, with its thresholds varied.
     .venv/bin/python bench/first_prompt.py                          # → bench/RESULTS-first-prompt.md
 """
 
-import argparse
-import json
-import sys
-from datetime import UTC, datetime
-from pathlib import Path
+import harness
+import recall  # bench/recall.py: the sessions, the library, Django set-up
 
-BENCH_DIR = Path(__file__).resolve().parent
-sys.path.insert(0, str(BENCH_DIR))
-
-import recall  # noqa: E402  (bench/recall.py: the sessions, the library, Django set-up)
-
-OUTPUT = BENCH_DIR / "RESULTS-first-prompt.md"
+OUTPUT = harness.BENCH_DIR / "RESULTS-first-prompt.md"
 
 
 def first_prompts(by_source):
@@ -115,11 +107,11 @@ def replay(rule, prompts, by_source, repo_of, source_of_item):
     return out
 
 
-def child(out_path):
+def child(_args):
     recall.setup_django(recall.WORK_DIR / "base")
     from library.access import hooks
 
-    by_source = json.loads((recall.WORK_DIR / "base" / "sources.json").read_text(encoding="utf-8"))
+    by_source = harness.read_json(recall.WORK_DIR / "base" / "sources.json")
     repo_of = recall.repositories()
     prompts = first_prompts(by_source)
     prompts = {s: p for s, p in prompts.items() if len(hooks.distinctive_words(p)) >= 2}
@@ -141,17 +133,14 @@ def child(out_path):
     hooks.RARE_SHARE, hooks.RARE_MIN_ITEMS, hooks.MIN_SHARED_WORDS = defaults
     from library import search
 
-    Path(out_path).write_text(json.dumps({"results": results, "prompts": len(prompts),
-                                          "items": search.library_size()}, ensure_ascii=False), encoding="utf-8")
+    return {"results": results, "prompts": len(prompts), "items": search.library_size()}
 
 
 def render(data):
-    from machine import machine
-
-    m = machine()
+    m = harness.machine()
     lines = [
         "# First-prompt injection replay", "",
-        f"- Date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; machine: {m['cpu']}, {m['cores']} cores, Python {m['python']}",
+        f"- Date: {harness.stamp()}; machine: {m['cpu']}, {m['cores']} cores, Python {m['python']}",
         "- Command: `python bench/first_prompt.py` (library: bench/recall.py's base library, "
         f"{data['items']} items from the evaluation's real sessions, extractive records)",
         f"- {data['prompts']} real first prompts (the first user block of each session with at least two "
@@ -162,18 +151,18 @@ def render(data):
         "**continuation** = prompts whose repository has other sessions in the library that get at least one of "
         "them injected.",
         "",
-        "| rule | precision | injected (continuation / no own work) | prompts with an injection (cont. / none) "
-        "| continuation found |",
-        "|---|---|---|---|---|",
+        *harness.header("rule", "precision", "injected (continuation / no own work)",
+                        "prompts with an injection (cont. / none)", "continuation found"),
     ]
     for name, result in data["results"].items():
         cont, none = result["continuation"], result["no_own_work"]
         injected = cont["injected"] + none["injected"]
         precision = (cont["related"] + none["related"]) / injected if injected else float("nan")
-        lines.append(
-            f"| {name} | {precision:.0%} ({cont['related'] + none['related']}/{injected}) | {cont['injected']} / "
-            f"{none['injected']} | {cont['prompts_with_injection']} / {none['prompts_with_injection']} of "
-            f"{cont['prompts']} | {cont['continued']}/{cont['reachable']} ({cont['continued'] / cont['reachable']:.0%}) |")
+        lines.append(harness.row(
+            name, f"{precision:.0%} ({cont['related'] + none['related']}/{injected})",
+            f"{cont['injected']} / {none['injected']}",
+            f"{cont['prompts_with_injection']} / {none['prompts_with_injection']} of {cont['prompts']}",
+            f"{cont['continued']}/{cont['reachable']} ({cont['continued'] / cont['reachable']:.0%})"))
     default = next(name for name in data["results"] if name.startswith("**new rule"))
     lines += ["", "## Unrelated injections of the new rule (default), for a reader to judge", ""]
     for mode in ("continuation", "no_own_work"):
@@ -183,19 +172,13 @@ def render(data):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--child", metavar="OUT", help=argparse.SUPPRESS)
+    if harness.child_main({"replay": child}):
+        return
+    parser = harness.parser(__doc__)
     parser.add_argument("--output", default=str(OUTPUT))
     args = parser.parse_args()
-    if args.child:
-        child(args.child)
-        return
-    import subprocess
-
-    raw = recall.WORK_DIR / "result-first-prompt.json"
-    subprocess.run([sys.executable, __file__, "--child", str(raw)], check=True)
-    Path(args.output).write_text(render(json.loads(raw.read_text(encoding="utf-8"))), encoding="utf-8")
-    print(f"wrote {args.output}")
+    data = harness.spawn(__file__, "replay", out=recall.WORK_DIR / "result-first-prompt.json")
+    harness.write_report(args.output, render(data))
 
 
 if __name__ == "__main__":

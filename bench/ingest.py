@@ -39,7 +39,6 @@ timings are the median of `--runs` runs. Every random choice uses a fixed seed.
     .venv/bin/python bench/ingest.py --mb 30 --runs 5 --providers extractive --output /tmp/ingest.md
 """
 
-import argparse
 import cProfile
 import io
 import json
@@ -49,20 +48,18 @@ import random
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 import threading
 import time
 import uuid
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from machine import machine  # noqa: E402  (bench/machine.py)
+import harness
+from harness import BENCH_DIR, REPO_DIR
 
-BENCH_DIR = Path(__file__).resolve().parent
-REPO_DIR = BENCH_DIR.parent
-WORK_DIR = BENCH_DIR / "work" / "ingest"
+WORK_DIR = harness.WORK_DIR / "ingest"
 FIXTURES = REPO_DIR.parent / "shared" / "fixtures"
 DEFAULT_OUTPUT = BENCH_DIR / "RESULTS-ingest.md"
 SEED = 20_240_601
@@ -187,7 +184,7 @@ def build_corpus(target_mb, seed=SEED):
     folder = WORK_DIR / f"corpus-{target_mb:g}mb-s{seed}"
     manifest_path = folder / "manifest.json"
     if manifest_path.exists():
-        manifest = json.loads(manifest_path.read_text())
+        manifest = harness.read_json(manifest_path)
         age_tree(folder)
         return folder, manifest
     if folder.exists():
@@ -223,7 +220,7 @@ def build_corpus(target_mb, seed=SEED):
         sessions.append({"unit": unit, "template": template.name, "copies": copies, "bytes": len(data),
                          "path": str(path.relative_to(folder))})
     manifest = {"target_mb": target_mb, "seed": seed, "sessions": sessions, "bytes": total}
-    manifest_path.write_text(json.dumps(manifest, indent=1))
+    harness.write_json(manifest_path, manifest)
     age_tree(folder)
     return folder, manifest
 
@@ -246,26 +243,9 @@ def grown_session(fixture, copies, seed=SEED):
 
 # --- child processes ------------------------------------------------------------------------------
 
-def setup_django(data, toml="", extra_env=None):
+def setup_django(data, toml, **env):
     """A fresh data folder with `toml` as its configuration, Django set up and migrated."""
-    if data.exists():
-        shutil.rmtree(data)
-    data.mkdir(parents=True)
-    (data / "jezero.toml").write_text(toml)
-    os.environ["JEZERO_DATA_DIR"] = str(data)
-    os.environ["JEZERO_CONFIG"] = str(data / "jezero.toml")
-    os.environ["JEZERO_SECRET_KEY"] = "bench"
-    os.environ["JEZERO_LOG_LEVEL"] = "WARNING"
-    os.environ.pop("JEZERO_DEBUG", None)
-    os.environ["DJANGO_SETTINGS_MODULE"] = "jezero_site.settings"
-    os.environ.update(extra_env or {})
-    sys.path.insert(0, str(REPO_DIR))
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
+    harness.setup_django(data, fresh=True, toml=toml, migrate=True, **env)
 
 
 def corpus_toml(corpus, summarizer=None, extra=""):
@@ -295,7 +275,7 @@ def units_of(corpus):
 def child_stages(args):
     """Part 1 and 2: the stages per unit and one at a time, and redaction alone."""
     corpus = Path(args["corpus"])
-    setup_django(Path(args["data"]), corpus_toml(corpus))
+    setup_django(args["data"], corpus_toml(corpus))
     from django.conf import settings
 
     from connectors.base import finish_blocks
@@ -377,13 +357,10 @@ def child_stages(args):
     # bench/redact.py's synthetic transcript blocks, for comparison with its own figure.
     synthetic = None
     try:
-        import importlib.util
+        import redact as bench_redact  # bench/redact.py
 
-        spec = importlib.util.spec_from_file_location("bench_redact", BENCH_DIR / "redact.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        blocks = module.make_blocks(5 * MB)
-        wall, _cpu = module.measure(blocks, 3)
+        blocks = bench_redact.make_blocks(5 * MB)
+        wall, _cpu = bench_redact.measure(blocks, 3)
         synthetic = {"mb": sum(len(b.encode()) for b in blocks) / MB, "runs": wall}
     except Exception as exc:  # noqa: BLE001 - optional comparison only
         synthetic = {"error": repr(exc)}
@@ -434,7 +411,7 @@ def child_e2e(args):
     if args["provider"] != "extractive":
         summarizer.update(model="bench-model", base_url=args["base_url"])
     env = {"ANTHROPIC_API_KEY": "bench-not-a-key"} if args["provider"] == "anthropic" else {}
-    setup_django(Path(args["data"]), corpus_toml(corpus, summarizer), env)
+    setup_django(args["data"], corpus_toml(corpus, summarizer), **env)
     age_tree(corpus)
     from django.conf import settings
     from django.db import connection
@@ -539,7 +516,7 @@ def child_growth(args):
     folder = Path(args["data"]) / "sessions"
     toml = (f"[summarizer]\nmax_input_chars = {GROW_LIMIT}\n"
             f'[[connectors]]\nname = "grow"\ntype = "claude_code"\npath = {json.dumps(str(folder))}\n')
-    setup_django(Path(args["data"]), toml)
+    setup_django(args["data"], toml)
     folder.mkdir()
     from django.conf import settings
 
@@ -588,7 +565,7 @@ def child_growth(args):
 def child_profile(args):
     """Part 5: cProfile of the per-unit stages over the corpus."""
     corpus = Path(args["corpus"])
-    setup_django(Path(args["data"]), corpus_toml(corpus))
+    setup_django(args["data"], corpus_toml(corpus))
     from django.conf import settings
 
     from library.ingest import redact
@@ -663,22 +640,12 @@ def _short_paths(text):
 CHILDREN = {"stages": child_stages, "e2e": child_e2e, "growth": child_growth, "profile": child_profile}
 
 
-def spawn(kind, **args):
-    """Run one child process and return what it wrote."""
-    out = WORK_DIR / f"out-{kind}-{os.getpid()}.json"
-    args["out"] = str(out)
-    started = time.perf_counter()
-    subprocess.run([sys.executable, __file__, "--child", kind, "--args", json.dumps(args)], check=True, cwd=REPO_DIR)
-    result = json.loads(out.read_text())
-    out.unlink()
-    result["_seconds"] = time.perf_counter() - started
-    return result
+spawn = partial(harness.spawn, __file__)  # spawn(kind, **args): run CHILDREN[kind](args) in a child process
 
 
 # --- the fake model server (in the parent, so that it does not share the child's GIL) ------------
 
 def start_server(provider, delay=0.0):
-    sys.path.insert(0, str(REPO_DIR))
     from dataclasses import replace
 
     from tests.fakes.model_server import ModelServer, anthropic_tool_reply, openai_reply
@@ -743,11 +710,10 @@ def render(results, args, command):
         f"largest {max(s['bytes'] for s in sessions) / MB:.1f} MB). claude_3 is a subagent transcript and is laid "
         "out as one (`<session>/subagents/agent-<id>.jsonl`). Files are dated two days back.",
         "",
-        "| fixture | sessions | grown | MB |",
-        "|---|---:|---:|---:|",
+        *harness.header("fixture", "sessions", "grown", "MB", align="lrrr"),
     ]
     for name, (n, size, grown) in sorted(by_template.items()):
-        lines.append(f"| {name} | {n} | {grown} | {size / MB:.1f} |")
+        lines.append(harness.row(name, n, grown, f"{size / MB:.1f}"))
     lines += [
         "",
         f"What the connectors keep of it: {stages['entries']:,} entries → {stages['blocks']:,} blocks, "
@@ -764,16 +730,16 @@ def render(results, args, command):
         "redaction of blocks and hints + git-root lookup, `segments.segment` + sha256), and each stage alone over the "
         "whole corpus:",
         "",
-        "| stage | seconds | CPU s | segments/s | input MB/s | text MB/s |",
-        "|---|---:|---:|---:|---:|---:|",
+        *harness.header("stage", "seconds", "CPU s", "segments/s", "input MB/s", "text MB/s", align="lrrrrr"),
     ]
     text_mb = stages["rendered_chars"] / MB
     for key, label in (("per_unit", "**all stages, per unit**"), ("discover", "discover (both connectors)"),
                        ("read", "read/parse (connector.read)"), ("clean", "clean (finish_blocks + redact + hints)"),
                        ("segment", "segment + hash")):
         t = med(stages["runs"][key])
-        lines.append(f"| {label} | {t:.3f} ({spread(stages['runs'][key])}) | {med(stages['cpu'][key]):.3f} | "
-                     f"{stages['segments'] / t:,.0f} | {stages['input_bytes'] / MB / t:.1f} | {text_mb / t:.2f} |")
+        lines.append(harness.row(label, f"{t:.3f} ({spread(stages['runs'][key])})", f"{med(stages['cpu'][key]):.3f}",
+                                 f"{stages['segments'] / t:,.0f}", f"{stages['input_bytes'] / MB / t:.1f}",
+                                 f"{text_mb / t:.2f}"))
     lines += [
         "",
         "Input MB/s counts the JSONL file bytes; text MB/s counts the rendered segment characters (millions). "
@@ -802,8 +768,9 @@ def render(results, args, command):
         "(lookups, saves, FTS rows; commits not included); *summarise* is the time inside `summarize()` added up over "
         "the worker threads.",
         "",
-        "| provider | max_input_chars | seconds | items/s | segments/s | input MB/s | units seen/stored/too small | items | model calls | CPU s | SQL s (statements) | summarise s (thread sum) |",
-        "|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|",
+        *harness.header("provider", "max_input_chars", "seconds", "items/s", "segments/s", "input MB/s",
+                        "units seen/stored/too small", "items", "model calls", "CPU s", "SQL s (statements)",
+                        "summarise s (thread sum)", align="lrrrrrlrrrrr"),
     ]
     for entry in results["e2e"]:
         firsts = [r["first"] for r in entry["runs"]]
@@ -811,13 +778,13 @@ def render(results, args, command):
         f0 = firsts[0]
         s = f0["stats"]
         server = f" (server: {f0['server_calls']:,})" if f0.get("server_calls") is not None else ""
-        lines.append(
-            f"| {entry['provider']} | {entry['limit'] or stages['limit']:,} | {t:.2f} ({spread([f['wall'] for f in firsts])}) | "
-            f"**{f0['items'] / t:,.0f}** | {s['segments_summarised'] / t:,.0f} | {corpus['bytes'] / MB / t:.1f} | "
-            f"{s['units_seen']}/{s['units_stored']}/{s['units_too_small']} | {f0['items']:,} | "
-            f"{s['model_calls']:,}{server} | {med([f['cpu'] for f in firsts]):.2f} | "
-            f"{med([f['sql_seconds'] for f in firsts]):.2f} ({f0['sql_n']:,}) | "
-            f"{med([f['summarize_seconds'] for f in firsts]):.2f} |")
+        lines.append(harness.row(
+            entry["provider"], f"{entry['limit'] or stages['limit']:,}", f"{t:.2f} ({spread([f['wall'] for f in firsts])})",
+            f"**{f0['items'] / t:,.0f}**", f"{s['segments_summarised'] / t:,.0f}", f"{corpus['bytes'] / MB / t:.1f}",
+            f"{s['units_seen']}/{s['units_stored']}/{s['units_too_small']}", f"{f0['items']:,}",
+            f"{s['model_calls']:,}{server}", f"{med([f['cpu'] for f in firsts]):.2f}",
+            f"{med([f['sql_seconds'] for f in firsts]):.2f} ({f0['sql_n']:,})",
+            f"{med([f['summarize_seconds'] for f in firsts]):.2f}"))
     reruns = [e for e in results["e2e"] if e["provider"] == "extractive" and "noop" in e["runs"][0]]
     if reruns:
         lines.append("")
@@ -854,24 +821,25 @@ def render(results, args, command):
         "computed from the segments alone (connector.read → clean → segment, no database): one call per segment id "
         "not there before plus one per segment whose hash changed. *Naive* re-summarises every segment at every cut.",
         "",
-        "| session | cut | lines | KB | segments | new | changed (not last) | removed | calls | minimum |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        *harness.header("session", "cut", "lines", "KB", "segments", "new", "changed (not last)", "removed", "calls",
+                        "minimum", align="lrrrrrrrrr"),
     ]
     for g in growth:
-        for row in g["rows"]:
-            lines.append(f"| {g['fixture']} ×{g['copies']} | {row['cut']} | {row['lines']} | {row['bytes'] / 1000:.0f} | "
-                         f"{row['segments']} | {row['new']} | {row['changed']} ({row['changed_not_last']}) | "
-                         f"{row['removed']} | {row['calls']} | {row['new'] + row['changed']} |")
-    lines += ["", "| session | model calls | minimum | naive | calls / naive | characters sent | naive characters |",
-              "|---|---:|---:|---:|---:|---:|---:|"]
+        for x in g["rows"]:
+            lines.append(harness.row(f"{g['fixture']} ×{g['copies']}", x["cut"], x["lines"], f"{x['bytes'] / 1000:.0f}",
+                                     x["segments"], x["new"], f"{x['changed']} ({x['changed_not_last']})", x["removed"],
+                                     x["calls"], x["new"] + x["changed"]))
+    lines += ["", *harness.header("session", "model calls", "minimum", "naive", "calls / naive", "characters sent",
+                                  "naive characters", align="lrrrrrr")]
     for g in growth:
         calls = sum(r["calls"] for r in g["rows"])
         minimum = sum(r["new"] + r["changed"] for r in g["rows"])
         naive = sum(r["segments"] for r in g["rows"])
         sent = sum(r["chars_sent"] for r in g["rows"])
         naive_chars = sum(r["chars_all"] for r in g["rows"])
-        lines.append(f"| {g['fixture']} ×{g['copies']} | **{calls}** | {minimum} | {naive} | {calls / max(naive, 1):.0%} "
-                     f"| {sent:,} | {naive_chars:,} ({sent / max(naive_chars, 1):.0%}) |")
+        lines.append(harness.row(f"{g['fixture']} ×{g['copies']}", f"**{calls}**", minimum, naive,
+                                 f"{calls / max(naive, 1):.0%}", f"{sent:,}",
+                                 f"{naive_chars:,} ({sent / max(naive_chars, 1):.0%})"))
     lines += ["", "*changed (not last)*: segments other than the previous last one whose text changed — claude_6 "
               "holds a rewind (the user re-asked; the abandoned branch is dropped once the new prompt is written), "
               "which rewrites the tail beyond the last segment."]
@@ -898,12 +866,11 @@ def render(results, args, command):
             "sqlite_autoindex_items_1` for the SELECT of the ids (every key) and `SCAN items` for the DELETE that "
             "follows (every row of the table).",
             "",
-            "| library | seconds | CPU s | per stored unit |",
-            "|---|---:|---:|---:|",
-            f"| empty (part 3) | {t0:.2f} | {c0:.2f} | |",
-            f"| {p['items']:,} older items | {t1:.2f} ({spread([r['first']['wall'] for r in lib])}) | {c1:.2f} | "
-            f"+{(t1 - t0) / max(stored, 1) * 1000:.1f} ms wall, +{(c1 - c0) / max(stored, 1) * 1000:.1f} ms CPU "
-            f"({stored} units stored) |",
+            *harness.header("library", "seconds", "CPU s", "per stored unit", align="lrrr"),
+            harness.row("empty (part 3)", f"{t0:.2f}", f"{c0:.2f}", ""),
+            harness.row(f"{p['items']:,} older items", f"{t1:.2f} ({spread([r['first']['wall'] for r in lib])})",
+                        f"{c1:.2f}", f"+{(t1 - t0) / max(stored, 1) * 1000:.1f} ms wall, "
+                        f"+{(c1 - c0) / max(stored, 1) * 1000:.1f} ms CPU ({stored} units stored)"),
             "",
             f"The stale-segment delete alone at {p['items']:,} items (median of 15, nothing to delete): "
             f"**{med([r['prefill']['stale_delete_ms'] for r in lib]):.1f} ms**; the same rows found by a key range "
@@ -921,12 +888,12 @@ def render(results, args, command):
             "threads are not profiled). Profiling roughly doubles the times; compare the shares, not the seconds. "
             "Full tables: bench/work/ingest/profile-stages.txt and profile-e2e-extractive.txt.",
             "",
-            "| call site | stages: calls | stages: s | pipeline.run: calls | pipeline.run: s |",
-            "|---|---:|---:|---:|---:|",
+            *harness.header("call site", "stages: calls", "stages: s", "pipeline.run: calls", "pipeline.run: s",
+                            align="lrrrr"),
         ]
         for (label, n1, s1), (_label, n2, s2) in zip(stage_sites, e2e_sites, strict=True):
             if n1 or n2:
-                lines.append(f"| {label} | {n1:,} | {s1:.3f} | {n2:,} | {s2:.3f} |")
+                lines.append(harness.row(label, f"{n1:,}", f"{s1:.3f}", f"{n2:,}", f"{s2:.3f}"))
     return "\n".join(lines) + "\n"
 
 
@@ -954,7 +921,9 @@ def summary_lines(results):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    if harness.child_main(CHILDREN):
+        return
+    parser = harness.parser(__doc__)
     parser.add_argument("--quick", action="store_true", help="~15 MB corpus, extractive + openai, no profile")
     parser.add_argument("--mb", type=float, help="corpus size in MB (default 75, 15 with --quick)")
     parser.add_argument("--runs", type=int, help="runs per timing; the median is reported (default 5, 3 with --quick)")
@@ -965,18 +934,10 @@ def main(argv=None):
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="the Markdown report")
     parser.add_argument("--report-only", action="store_true",
                         help="re-render the report from bench/work/ingest/results.json (no runs)")
-    parser.add_argument("--child", choices=sorted(CHILDREN), help=argparse.SUPPRESS)
-    parser.add_argument("--args", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
-    if args.child:
-        child_args = json.loads(args.args)
-        result = CHILDREN[args.child](child_args)
-        Path(child_args["out"]).write_text(json.dumps(result))
-        return
-
     if args.report_only:
-        results = json.loads((WORK_DIR / "results.json").read_text())
+        results = harness.read_json(WORK_DIR / "results.json")
         args.runs = results["args"]["runs"]
         write_report(results, args, results["command"])
         return
@@ -995,7 +956,7 @@ def main(argv=None):
     folder, manifest = build_corpus(mb)
     print(f"corpus: {folder} ({len(manifest['sessions'])} sessions, {manifest['bytes'] / MB:.1f} MB, "
           f"{time.perf_counter() - t:.1f} s)", flush=True)
-    results = {"machine": machine(), "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "corpus": manifest,
+    results = {"machine": harness.machine(), "date": harness.stamp(), "corpus": manifest,
                "load_before": os.getloadavg()}
 
     results["stages"] = spawn("stages", corpus=str(folder), data=str(data), runs=args.runs)
@@ -1054,7 +1015,7 @@ def main(argv=None):
     results["seconds"] = time.perf_counter() - started
     results["load_after"] = os.getloadavg()
     results["command"], results["args"] = command.strip(), {"runs": args.runs}
-    (WORK_DIR / "results.json").write_text(json.dumps(results, indent=1, default=str))
+    harness.write_json(WORK_DIR / "results.json", results)
     write_report(results, args, command.strip())
 
 

@@ -27,37 +27,33 @@ A hit is any item of the target session (a long session has several segments) am
 first k results. Every search uses one fixed `now`, so the figures do not drift with the date.
 """
 
-import argparse
 import csv
 import hashlib
 import json
-import os
 import random
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 import time
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-BENCH_DIR = Path(__file__).resolve().parent
-REPO_DIR = BENCH_DIR.parent
+import harness
+from harness import BENCH_DIR, REPO_DIR
+
 SHARED_DIR = REPO_DIR.parent / "shared"
 RECALL_DIR = BENCH_DIR / "recall"
 EXTRA_DIR = BENCH_DIR / "corpus-extra"
-WORK_DIR = BENCH_DIR / "work" / "recall"
-JEZERO = REPO_DIR / ".venv" / "bin" / "jezero"
+WORK_DIR = harness.WORK_DIR / "recall"
+SECRET = "recall-benchmark-not-a-secret"
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 KS = (1, 5, 10)
 FORMS = ("keywords", "question")
 GROW_FACTOR = 12         # the grown library holds this many times the base library's items
 GROW_SEED = 20_261_201
 MODES = ("base", "handwritten", "grown", "grown-handwritten")
-
-sys.path.insert(0, str(BENCH_DIR))
 
 
 # --- sessions and questions ------------------------------------------------------------------
@@ -167,13 +163,6 @@ def questions(available):
 
 # --- building ---------------------------------------------------------------------------------
 
-def env_for(data):
-    env = dict(os.environ)
-    env.update(JEZERO_DATA_DIR=str(data), JEZERO_CONFIG=str(data / "jezero.toml"),
-               JEZERO_SECRET_KEY="recall-benchmark-not-a-secret", JEZERO_LOG_LEVEL="WARNING")
-    return env
-
-
 def build(found):
     """A fresh library from every session, one connector each; returns {source: session}."""
     data = WORK_DIR / "base"
@@ -192,13 +181,13 @@ def build(found):
         connectors.append(f'[[connectors]]\nname = "{source}"\ntype = "{kind}"\npath = "{folder}"\n'
                           f'settle_minutes = 0\nproject = "{project_slug(repo_of[name])}"\n')
     (data / "jezero.toml").write_text("\n".join(connectors), encoding="utf-8")
-    (data / "sources.json").write_text(json.dumps(by_source, indent=1), encoding="utf-8")
-    env = env_for(data)
-    subprocess.run([str(JEZERO), "migrate", "--verbosity", "0"], env=env, check=True)
+    harness.write_json(data / "sources.json", by_source)
+    harness.use_data_dir(data, SECRET)
+    harness.jezero("migrate", "--verbosity", "0")
     started = time.monotonic()
-    out = subprocess.run([str(JEZERO), "run", "--json"], env=env, check=True, capture_output=True, text=True)
+    out = harness.jezero("run", "--json")
     seconds = time.monotonic() - started
-    reports = json.loads(out.stdout)["runs"]
+    reports = json.loads(out)["runs"]
     totals = {key: sum(r.get(key, 0) for r in reports)
               for key in ("units_seen", "units_stored", "units_too_small", "units_failed", "segments_summarised")}
     return data, by_source, {"run_seconds": round(seconds, 1), **totals}
@@ -216,14 +205,8 @@ def copy_library(data, name):
 # --- the child: searching one library ------------------------------------------------------------
 
 def setup_django(data):
-    os.environ.update({k: v for k, v in env_for(data).items() if k.startswith("JEZERO_")})
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "jezero_site.settings")
-    sys.path.insert(0, str(REPO_DIR))
-    import django
-
-    import jezero_site  # noqa: F401  (swaps in the bundled SQLite first)
-
-    django.setup()
+    """Django on a library this file built (bench/first_prompt.py uses it too)."""
+    harness.setup_django(data, secret=SECRET)
 
 
 def grow(factor, seed=GROW_SEED):
@@ -416,14 +399,16 @@ def tokenizer_experiments(qs, by_source):
     return out
 
 
-def child(data, mode, experiments, out_path):
+def child(args):
+    """Every question put to one library (`args`: data, mode, experiments) in its own process."""
+    data, mode, experiments = Path(args["data"]), args["mode"], args["experiments"]
     setup_django(data)
     from django.db import connection
 
     from library import store
     from library.models import Item
 
-    by_source = json.loads((WORK_DIR / "base" / "sources.json").read_text(encoding="utf-8"))
+    by_source = harness.read_json(WORK_DIR / "base" / "sources.json")
     by_session = {name: source for source, name in by_source.items()}
     found, _notes = sessions()
     qs, _missing = questions(found)
@@ -449,8 +434,7 @@ def child(data, mode, experiments, out_path):
     if experiments and mode == "base":
         ranks.update(tokenizer_experiments(qs, by_source))
     info["ms_per_search"] = timing
-    Path(out_path).write_text(json.dumps({"info": info, "ranks": ranks, "questions": qs}, ensure_ascii=False),
-                              encoding="utf-8")
+    return {"info": info, "ranks": ranks, "questions": qs}
 
 
 # --- the report -----------------------------------------------------------------------------------
@@ -473,13 +457,13 @@ def _cells(m):
 
 
 def table(result, configs, groups, form):
-    lines = ["| configuration | group | R@1 | R@5 | R@10 | MRR@10 | n |", "|---|---|---|---|---|---|---|"]
+    lines = harness.header("configuration", "group", "R@1", "R@5", "R@10", "MRR@10", "n")
     for name in configs:
         ranks = result["ranks"].get(name)
         if ranks is None:
             continue
         for label, ids in groups:
-            lines.append(f"| {name} | {label} | " + " | ".join(_cells(metrics(ranks, ids, form))) + " |")
+            lines.append(harness.row(name, label, *_cells(metrics(ranks, ids, form))))
     return "\n".join(lines)
 
 
@@ -493,18 +477,16 @@ def groups_of(qs):
 
 
 def render(results, build_info, notes, command):
-    from machine import machine
-
     base = results["base"]
     qs = base["questions"]
-    m = machine()
+    m = harness.machine()
     languages = {}
     for q in qs:
         languages[q["language"]] = languages.get(q["language"], 0) + 1
     difficulties = {d: sum(q["difficulty"] == d for q in qs) for d in ("easy", "medium", "hard")}
     lines = [
         "# Recall benchmark results", "",
-        f"- Date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
+        f"- Date: {harness.stamp()}",
         f"- Machine: {m['cpu']}, {m['cores']} cores, {m['ram']}, Python {m['python']}, SQLite {base['info'].get('sqlite', m['sqlite'])}",
         f"- Command: `{command}`",
         f"- Library: {build_info['sessions']} real sessions, one connector each, built by `jezero run` with the "
@@ -546,8 +528,8 @@ def render(results, build_info, notes, command):
                   "R@5 / MRR@10 of each configuration on each library (model-quality: the questions of the "
                   "sessions with hand-written records only).", ""]
         modes = [mode for mode in MODES if mode in results]
-        header = "| configuration | " + " | ".join(f"{mode}: keywords | {mode}: questions" for mode in modes) + " |"
-        lines += [header, "|---|" + "---|---|" * len(modes)]
+        lines += harness.header("configuration", *(f"{mode}: {form}" for mode in modes
+                                                   for form in ("keywords", "questions")))
         for name in [*main, *extra]:
             cells = []
             for mode in modes:
@@ -556,7 +538,7 @@ def render(results, build_info, notes, command):
                 for form in FORMS:
                     m = metrics(ranks, mids, form) if ranks else None
                     cells.append(f"{m['R@5']:.0%} / {m['MRR']:.2f}" if m else "—")
-            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+            lines.append(harness.row(name, *cells))
     timing = base["info"]["ms_per_search"]
     lines += ["", "Median time per `search()` on the base library: " +
               ", ".join(f"{name} {ms:.1f} ms" for name, ms in timing.items()) + "."]
@@ -574,18 +556,16 @@ def render(results, build_info, notes, command):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    if harness.child_main({"search": child}):
+        return
+    parser = harness.parser(__doc__)
     parser.add_argument("--no-experiments", action="store_true", help="only records-only, fused, original only")
     parser.add_argument("--no-grow", action="store_true", help="skip the grown library")
     parser.add_argument("--skip-build", action="store_true", help="reuse bench/work/recall/base")
     parser.add_argument("--output", default=str(BENCH_DIR / "RESULTS-recall.md"))
     parser.add_argument("--report-only", action="store_true")
-    parser.add_argument("--child", nargs=3, metavar=("DATA", "MODE", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     experiments = not args.no_experiments
-    if args.child:
-        child(Path(args.child[0]), args.child[1], experiments, args.child[2])
-        return
     WORK_DIR.mkdir(parents=True, exist_ok=True)
     found, notes = sessions()
     qs, missing = questions(found)
@@ -595,24 +575,23 @@ def main():
     if not args.report_only:
         if args.skip_build:
             data = WORK_DIR / "base"
-            build_info = json.loads(build_path.read_text())
+            build_info = harness.read_json(build_path)
         else:
             print(f"building the library from {len(found)} sessions …", flush=True)
             data, _by_source, build_info = build(found)
             build_info["sessions"] = len(found)
-            build_path.write_text(json.dumps(build_info))
+            harness.write_json(build_path, build_info)
         modes = ["base", "handwritten"] + ([] if args.no_grow else ["grown", "grown-handwritten"])
         for mode in modes:
             print(f"searching the {mode} library …", flush=True)
             library = data if mode == "base" else copy_library(data, mode)
-            subprocess.run([sys.executable, __file__, "--child", str(library), mode, str(WORK_DIR / f"result-{mode}.json"),
-                            *(["--no-experiments"] if not experiments else [])], check=True)
-    build_info = json.loads(build_path.read_text())
-    results = {mode: json.loads((WORK_DIR / f"result-{mode}.json").read_text(encoding="utf-8"))
+            harness.spawn(__file__, "search", out=WORK_DIR / f"result-{mode}.json", data=str(library), mode=mode,
+                          experiments=experiments)
+    build_info = harness.read_json(build_path)
+    results = {mode: harness.read_json(WORK_DIR / f"result-{mode}.json")
                for mode in MODES if (WORK_DIR / f"result-{mode}.json").exists()}
     command = "python bench/recall.py " + " ".join(sys.argv[1:])
-    Path(args.output).write_text(render(results, build_info, notes, command.strip()), encoding="utf-8")
-    print(f"wrote {args.output}")
+    harness.write_report(args.output, render(results, build_info, notes, command.strip()))
 
 
 if __name__ == "__main__":

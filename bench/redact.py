@@ -13,18 +13,15 @@ choice uses a fixed seed. No Django settings are needed: `library.ingest.redact`
     .venv/bin/python bench/redact.py --mb 5 --runs 3
 """
 
-import argparse
 import os
 import random
 import statistics
 import string
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import harness  # puts the repository on sys.path
 
-from library import redact as redact_module  # noqa: E402  (after the path set-up)
+from library.ingest import redact as redact_module
 
 SEED = 20_240_601
 
@@ -131,7 +128,7 @@ def measure(texts, runs):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = harness.parser(__doc__)
     parser.add_argument("--mb", type=float, default=20.0, help="size of the text in MB (default 20)")
     parser.add_argument("--runs", type=int, default=5, help="runs; the median is reported (default 5)")
     args = parser.parse_args(argv)

@@ -29,27 +29,20 @@ a fixed seed; the records are the same as before originals were added.
     .venv/bin/python bench/search.py --report-only        # re-render from bench/work/result-*.json
 """
 
-import argparse
 import ast
-import json
 import os
 import random
 import re
-import shutil
 import statistics
-import subprocess
 import sys
 import sysconfig
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from machine import machine  # noqa: E402  (bench/machine.py)
+import harness
+from harness import BENCH_DIR, REPO_DIR, WORK_DIR, pct
 
-BENCH_DIR = Path(__file__).resolve().parent
-REPO_DIR = BENCH_DIR.parent
-WORK_DIR = BENCH_DIR / "work"
 REAL_DB = WORK_DIR / "recall" / "base" / "jezero.sqlite3"  # bench/recall.py's real segments
 SEED = 20_240_601
 QUERY_SEED = 7
@@ -334,28 +327,6 @@ def make_queries(text, sentences, n=N_QUERIES):
 
 # --- measuring ---------------------------------------------------------------------------------
 
-def pct(values, p):
-    """Nearest-rank percentile."""
-    ordered = sorted(values)
-    k = max(0, min(len(ordered) - 1, int(round(p / 100 * len(ordered) + 0.5)) - 1))
-    return ordered[k]
-
-
-def summarize(samples):
-    """samples in ns → {p50, p95, max} in ms."""
-    return {"p50": pct(samples, 50) / 1e6, "p95": pct(samples, 95) / 1e6, "max": max(samples) / 1e6}
-
-
-def dbstat_sizes(db_path):
-    """Helper mode (stdlib sqlite3, which has dbstat; the bundled one does not)."""
-    import sqlite3
-
-    con = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
-    rows = con.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name").fetchall()
-    con.close()
-    return dict(rows)
-
-
 def _shadow(tables, table):
     """The sizes of one FTS5 table's shadow tables (`<table>_data`, `_idx`, `_content`, …)."""
     part = {name[len(table) + 1:]: size for name, size in tables.items() if name.startswith(table + "_")}
@@ -364,16 +335,16 @@ def _shadow(tables, table):
 
 
 def real_originals(db_path=REAL_DB):
-    """Helper mode: the real segments' sizes in the recall library (read-only, stdlib
-    sqlite3), and its original-text index's size, or None without that library."""
-    import sqlite3
+    """The real segments' sizes in the recall library (read-only), and its original-text
+    index's size, or None without that library."""
+    import sqlite3  # in the child, after the swap: the bundled SQLite (dbstat comes from harness)
 
     if not Path(db_path).exists():
         return None
     con = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
     lengths = [row[0] for row in con.execute("SELECT length(original) FROM items")]
-    tables = dict(con.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name").fetchall())
     con.close()
+    tables = harness.dbstat(db_path)
     return {"path": str(Path(db_path).relative_to(REPO_DIR)), "items": len(lengths),
             "median": statistics.median(lengths), "mean": statistics.mean(lengths), "max": max(lengths),
             "chars": sum(lengths), "original_index": _shadow(tables, "items_original_fts"),
@@ -385,9 +356,7 @@ def sizes(connection, db_path):
         cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         cursor.execute("SELECT name FROM sqlite_master WHERE tbl_name = 'items' AND type IN ('table', 'index')")
         items_btrees = {row[0] for row in cursor.fetchall()}
-    out = subprocess.run([sys.executable, __file__, "--dbstat", str(db_path)],
-                         capture_output=True, text=True, check=True)
-    tables = json.loads(out.stdout)
+    tables = harness.dbstat(db_path)
     wal = Path(str(db_path) + "-wal")
     return {
         "record": _shadow(tables, "items_fts"),
@@ -404,42 +373,26 @@ VARIANTS = ("record_floor", "original_floor", "records_only", "fused", "fused_so
 FUSED = ("fused", "fused_source", "fused_project")
 
 
-def child(size, runs, out_path):
-    data = WORK_DIR / str(size)
-    shutil.rmtree(data, ignore_errors=True)
-    data.mkdir(parents=True)
-    os.environ["JEZERO_DATA_DIR"] = str(data)
-    os.environ["JEZERO_CONFIG"] = str(data / "jezero.toml")  # does not exist: defaults
-    os.environ["JEZERO_SECRET_KEY"] = "bench"
-    os.environ.pop("JEZERO_DEBUG", None)
-    os.environ["JEZERO_LOG_LEVEL"] = "WARNING"
-    sys.path.insert(0, str(REPO_DIR))
-
-    import jezero_site  # noqa: F401  (swaps in the bundled SQLite first)
-
-    os.environ["DJANGO_SETTINGS_MODULE"] = "jezero_site.settings"
-    import django
-
-    django.setup()
+def child(args):
+    """One size in its own process: a fresh data folder (no configuration file: defaults)."""
+    size, runs = args["size"], args["runs"]
+    result_head = harness.git_head("library")  # the code this process imports, read before it can change
+    load_start = os.getloadavg()
+    harness.setup_django(WORK_DIR / str(size), fresh=True, migrate=True)
     from django.conf import settings
-    from django.core.management import call_command
     from django.db import connection, transaction
 
     from library import search as S
     from library import store
     from library.models import Item
 
-    result_head = _git_head()  # the code this process imports, read before it can change
-    load_start = os.getloadavg()
-    call_command("migrate", verbosity=0)
     db_path = Path(settings.DATABASES["default"]["NAME"])
     config = settings.JEZERO["search"]
     result = {"size": size, "runs": runs, "sqlite": connection.Database.sqlite_version,
               "tokenizer": store.configured_tokenizer(),
               "original_tokenizer": store.configured_original_tokenizer(), "search_config": dict(config)}
-    log = lambda msg: print(f"[{size}] {msg}", file=sys.stderr, flush=True)  # noqa: E731
-    real = subprocess.run([sys.executable, __file__, "--real-originals"], capture_output=True, text=True, check=True)
-    result["real_originals"] = json.loads(real.stdout)
+    log = harness.logger(f"[{size}]")
+    result["real_originals"] = real_originals()
 
     # --- build ---
     t = time.perf_counter()
@@ -502,8 +455,7 @@ def child(size, runs, out_path):
             counts["record"].append(cursor.fetchone()[0])
             cursor.execute(f"SELECT count(*) FROM {ofts} WHERE {ofts} MATCH %s", [o])
             counts["original"].append(cursor.fetchone()[0])
-    result["matches_per_query"] = {k: {"p50": pct(v, 50), "p95": pct(v, 95), "max": max(v)}
-                                   for k, v in counts.items()}
+    result["matches_per_query"] = {k: harness.percentiles(v) for k, v in counts.items()}
 
     weights = ", ".join(f"{w:.1f}" for w in store.BM25_WEIGHTS)
     record_floor_sql = (f"SELECT rowid, bm25({rfts}, {weights}) AS rank FROM {rfts} "
@@ -564,7 +516,7 @@ def child(size, runs, out_path):
                     samples[name][i] = variants[name](i)  # (wall ns, thread CPU ns)
             for name in names:
                 for clock, c in (("wall", 0), ("cpu", 1)):
-                    per_run[name][clock].append(summarize([v[c] for v in samples[name].values()]))
+                    per_run[name][clock].append(harness.latency_ms([v[c] for v in samples[name].values()]))
                     paired[name][clock].append(statistics.median(
                         samples[name][i][c] - samples["records_only"][i][c] for i in order) / 1e6)
                     if name in FUSED:
@@ -616,22 +568,10 @@ def child(size, runs, out_path):
     result["sizes_after"] = sizes(connection, db_path)
     result["after"] = measure("after optimize")
     result["profile_after"] = profile()
-    result["finished_at"] = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    result["finished_at"] = harness.stamp()
     result["library_commit"] = result_head
     result["load_average"] = {"start": load_start, "end": os.getloadavg()}
-    Path(out_path).write_text(json.dumps(result, indent=1, default=str), encoding="utf-8")
-
-
-def _git_head():
-    """The commit and whether library/ has uncommitted changes (the code measured)."""
-    try:
-        head = subprocess.run(["git", "-C", str(REPO_DIR), "rev-parse", "--short", "HEAD"],
-                              capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(REPO_DIR), "status", "--porcelain", "--", "library"],
-                               capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return head + (" (library/ has uncommitted changes)" if dirty else "")
+    return result
 
 
 # --- report ------------------------------------------------------------------------------------
@@ -655,19 +595,18 @@ LABELS = {
     "fused_source": "`search(source=)` fused",
     "fused_project": "`search(project=)` fused",
 }
-TABLE_HEAD = ("| ms | wall p50 | wall p95 | wall max | CPU p50 | CPU p95 | CPU max "
-              "| ÷ records-only p50 / p95 (CPU) | vs records-only (CPU) | vs both floors (CPU) |")
+TABLE_HEAD = ("ms", "wall p50", "wall p95", "wall max", "CPU p50", "CPU p95", "CPU max",
+              "÷ records-only p50 / p95 (CPU)", "vs records-only (CPU)", "vs both floors (CPU)")
 
 
 def _row(label, v, ref, name):
     w, c = v["wall"], v["cpu"]
-    head = (f"| {label} | {w['p50']:.2f} | {w['p95']:.2f} | {w['max']:.2f} "
-            f"| {c['p50']:.2f} | {c['p95']:.2f} | {c['max']:.2f} |")
+    cells = [label, *(f"{x[k]:.2f}" for x in (w, c) for k in ("p50", "p95", "max"))]
     if name in ("record_floor", "original_floor", "records_only"):
-        return head + " | | |"
+        return harness.row(*cells, "", "", "")
     rc = ref["cpu"]
-    return (head + f" {c['p50'] / rc['p50']:.2f} / {c['p95'] / rc['p95']:.2f} | {c['vs_records_only_ms']:+.2f} "
-            f"| {c['vs_floors_ms']:+.2f} |")
+    return harness.row(*cells, f"{c['p50'] / rc['p50']:.2f} / {c['p95'] / rc['p95']:.2f}",
+                       f"{c['vs_records_only_ms']:+.2f}", f"{c['vs_floors_ms']:+.2f}")
 
 
 def ratio(r, phase, clock, name="fused"):
@@ -712,31 +651,31 @@ def render(results, info, command):
     lines += ["## Headline (computed)", "",
               f"Fused `search()` p95 ÷ `search(records_only=True)` p95 — latency, the goal (≤ {GOAL}×), in wall "
               "clock; and the work, in CPU time (both queries' threads):", "",
-              "| items | wall, before optimize | wall, after optimize | records-only p95 wall, after "
-              "| fused p95 wall, after | verdict (latency) | CPU, before | CPU, after |",
-              "|---|---|---|---|---|---|---|---|"]
+              *harness.header("items", "wall, before optimize", "wall, after optimize", "records-only p95 wall, after",
+                              "fused p95 wall, after", "verdict (latency)", "CPU, before", "CPU, after")]
     for r in results:
         wall_ratios = [ratio(r, ph, "wall") for ph in ("before", "after")]
         verdict = "within" if max(wall_ratios) <= GOAL else "over"
-        lines.append(f"| {r['size']:,} | {wall_ratios[0]:.2f}× | {wall_ratios[1]:.2f}× | "
-                     f"{r['after']['records_only']['wall']['p95']:.1f} ms | {r['after']['fused']['wall']['p95']:.1f} ms "
-                     f"| {verdict} | {ratio(r, 'before', 'cpu'):.2f}× | {ratio(r, 'after', 'cpu'):.2f}× |")
+        lines.append(harness.row(f"{r['size']:,}", f"{wall_ratios[0]:.2f}×", f"{wall_ratios[1]:.2f}×",
+                                 f"{r['after']['records_only']['wall']['p95']:.1f} ms",
+                                 f"{r['after']['fused']['wall']['p95']:.1f} ms", verdict,
+                                 f"{ratio(r, 'before', 'cpu'):.2f}×", f"{ratio(r, 'after', 'cpu'):.2f}×"))
     lines += ["", "Sizes after `store.optimize()` (dbstat page bytes; *per MB* = MB of index per MB of the "
               "text it indexes, original text = `sum(length(original))`, record text = title + summary + "
               "questions + atoms):", "",
-              "| items | original text | original-text index (`items_original_fts_*`) | per MB of original "
-              "| record index (`items_fts_*`) | per MB of record text | `items` table + indexes | DB file |",
-              "|---|---|---|---|---|---|---|---|"]
+              *harness.header("items", "original text", "original-text index (`items_original_fts_*`)",
+                              "per MB of original", "record index (`items_fts_*`)", "per MB of record text",
+                              "`items` table + indexes", "DB file")]
     for r in results:
         s = r["sizes_after"]
-        lines.append(f"| {r['size']:,} | {mb(r['originals']['chars'])} | {mb(s['original']['total'])} | "
-                     f"{per_mb(s['original']['total'], r['originals']['chars'])} | {mb(s['record']['total'])} | "
-                     f"{per_mb(s['record']['total'], r['record_chars'])} | {mb(s['items_table'])} | "
-                     f"{mb(s['db_file'])} |")
+        lines.append(harness.row(f"{r['size']:,}", mb(r["originals"]["chars"]), mb(s["original"]["total"]),
+                                 per_mb(s["original"]["total"], r["originals"]["chars"]), mb(s["record"]["total"]),
+                                 per_mb(s["record"]["total"], r["record_chars"]), mb(s["items_table"]),
+                                 mb(s["db_file"])))
     if real:
         ro = real["original_index"]
-        lines.append(f"| real: {real['items']} segments (`{real['path']}`) | {mb(real['chars'])} | "
-                     f"{mb(ro['total'])} | {per_mb(ro['total'], real['chars'])} | | | | |")
+        lines.append(harness.row(f"real: {real['items']} segments (`{real['path']}`)", mb(real["chars"]),
+                                 mb(ro["total"]), per_mb(ro["total"], real["chars"]), "", "", "", ""))
     lines.append("")
     for r in results:
         o = r["originals"]
@@ -763,27 +702,24 @@ def render(results, info, command):
             f"original-text index: p50 {m['original']['p50']:,}, p95 {m['original']['p95']:,}, "
             f"max {m['original']['max']:,}.",
             "",
-            "| | before optimize | after optimize |",
-            "|---|---|---|",
-            f"| build: `bulk_create` in batches of {BATCH:,}, both indexes kept by `store` (text "
-            f"generation, {r['generate_s']:.0f} s, not included) | {r['build_s']:.1f} s = "
-            f"{r['items_per_s']:,.0f} items/s, {r['originals']['chars'] / r['build_s'] / 1e6:.1f} MB/s of original text | |",
-            f"| `store.optimize()` (both indexes) | | {r['optimize_s']:.1f} s |",
-            f"| original-text index (`items_original_fts_*`) | {mb(sb['original']['total'])} | "
-            f"{mb(sa['original']['total'])} |",
-            f"| … index (`_data` + `_idx`) | {mb(sb['original']['index'])} | {mb(sa['original']['index'])} |",
-            f"| … digests (`_content`) and sizes (`_docsize`) | "
-            f"{mb(sb['original']['content'] + sb['original']['docsize'])} | "
-            f"{mb(sa['original']['content'] + sa['original']['docsize'])} |",
-            f"| record index (`items_fts_*`) | {mb(sb['record']['total'])} | {mb(sa['record']['total'])} |",
-            f"| … index (`_data` + `_idx`) | {mb(sb['record']['index'])} | {mb(sa['record']['index'])} |",
-            f"| … content copy (`_content`) | {mb(sb['record']['content'])} | {mb(sa['record']['content'])} |",
-            f"| `items` table + all its indexes (holds `original`) | {mb(sb['items_table'])} | "
-            f"{mb(sa['items_table'])} |",
-            f"| DB file (after a WAL checkpoint) | {mb(sb['db_file'])} | {mb(sa['db_file'])} |",
+            *harness.header("", "before optimize", "after optimize"),
+            harness.row(f"build: `bulk_create` in batches of {BATCH:,}, both indexes kept by `store` (text "
+                        f"generation, {r['generate_s']:.0f} s, not included)",
+                        f"{r['build_s']:.1f} s = {r['items_per_s']:,.0f} items/s, "
+                        f"{r['originals']['chars'] / r['build_s'] / 1e6:.1f} MB/s of original text", ""),
+            harness.row("`store.optimize()` (both indexes)", "", f"{r['optimize_s']:.1f} s"),
+            *(harness.row(label, mb(before), mb(after)) for label, before, after in (
+                ("original-text index (`items_original_fts_*`)", sb["original"]["total"], sa["original"]["total"]),
+                ("… index (`_data` + `_idx`)", sb["original"]["index"], sa["original"]["index"]),
+                ("… digests (`_content`) and sizes (`_docsize`)", sb["original"]["content"] + sb["original"]["docsize"],
+                 sa["original"]["content"] + sa["original"]["docsize"]),
+                ("record index (`items_fts_*`)", sb["record"]["total"], sa["record"]["total"]),
+                ("… index (`_data` + `_idx`)", sb["record"]["index"], sa["record"]["index"]),
+                ("… content copy (`_content`)", sb["record"]["content"], sa["record"]["content"]),
+                ("`items` table + all its indexes (holds `original`)", sb["items_table"], sa["items_table"]),
+                ("DB file (after a WAL checkpoint)", sb["db_file"], sa["db_file"]))),
             "",
-            TABLE_HEAD,
-            "|---|---|---|---|---|---|---|---|---|---|",
+            *harness.header(*TABLE_HEAD),
         ]
         for phase in ("before", "after"):
             for name in VARIANTS:
@@ -792,13 +728,13 @@ def render(results, info, command):
         prof = r["profile_after"]
         lines += ["", f"cProfile, one pass of the fused `search()` over the {prof['queries']} queries after "
                   f"optimize ({prof['total_ms']:.0f} ms profiled, profiler overhead included), top by own time:",
-                  "", "| function | calls | own ms | share |", "|---|---|---|---|"]
-        for row in prof["top"][:10]:
-            lines.append(f"| `{row['where']}` | {row['calls']:,} | {row['tottime_ms']:.1f} | {row['share']:.0%} |")
+                  "", *harness.header("function", "calls", "own ms", "share")]
+        lines += [harness.row(f"`{x['where']}`", f"{x['calls']:,}", f"{x['tottime_ms']:.1f}", f"{x['share']:.0%}")
+                  for x in prof["top"][:10]]
         lines += ["", "The same pass by stage (cumulative time of library.search / snippets / terms functions):", "",
-                  "| function | calls | cumulative ms | share |", "|---|---|---|---|"]
-        for row in prof["stages"][:10]:
-            lines.append(f"| `{row['where']}` | {row['calls']:,} | {row['cumtime_ms']:.1f} | {row['share']:.0%} |")
+                  *harness.header("function", "calls", "cumulative ms", "share")]
+        lines += [harness.row(f"`{x['where']}`", f"{x['calls']:,}", f"{x['cumtime_ms']:.1f}", f"{x['share']:.0%}")
+                  for x in prof["stages"][:10]]
         lines.append("")
     lines += ["## Summary (computed)", ""]
     for r in results:
@@ -829,40 +765,26 @@ def parent(args):
     for size in sizes_:
         out = WORK_DIR / f"result-{size}.json"
         if not args.report_only:
-            t = time.perf_counter()
-            subprocess.run([sys.executable, __file__, "--size", str(size), "--runs", str(args.runs),
-                            "--json", str(out)], check=True)
-            print(f"[{size}] done in {time.perf_counter() - t:.0f} s", file=sys.stderr)
-        result = json.loads(out.read_text(encoding="utf-8"))
-        result.setdefault("finished_at", datetime.fromtimestamp(out.stat().st_mtime, UTC).strftime("%Y-%m-%d %H:%M UTC"))
+            done = harness.spawn(__file__, "size", out=out, size=size, runs=args.runs)
+            print(f"[{size}] done in {done['_seconds']:.0f} s", file=sys.stderr)
+        result = harness.read_json(out)
+        result.setdefault("finished_at", harness.stamp(datetime.fromtimestamp(out.stat().st_mtime, UTC)))
         results.append(result)
     runs = results[0]["runs"]
     command = f".venv/bin/python bench/search.py --sizes {args.sizes} --runs {runs}"
-    report = render(results, machine(), command)
-    Path(args.output).write_text(report, encoding="utf-8")
-    print(f"wrote {args.output}", file=sys.stderr)
+    harness.write_report(args.output, render(results, harness.machine(), command))
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    if harness.child_main({"size": child}):
+        return
+    parser = harness.parser(__doc__)
     parser.add_argument("--sizes", default="10000,100000", help="comma-separated library sizes")
     parser.add_argument("--runs", type=int, default=5, help="timed runs per measurement set")
     parser.add_argument("--output", default=str(BENCH_DIR / "RESULTS-search.md"))
     parser.add_argument("--report-only", action="store_true",
                         help="only re-render the report from bench/work/result-<size>.json")
-    parser.add_argument("--size", type=int, help=argparse.SUPPRESS)   # child mode
-    parser.add_argument("--json", help=argparse.SUPPRESS)
-    parser.add_argument("--dbstat", help=argparse.SUPPRESS)          # helper modes
-    parser.add_argument("--real-originals", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.dbstat:
-        print(json.dumps(dbstat_sizes(args.dbstat)))
-    elif args.real_originals:
-        print(json.dumps(real_originals()))
-    elif args.size:
-        child(args.size, args.runs, args.json)
-    else:
-        parent(args)
+    parent(parser.parse_args())
 
 
 if __name__ == "__main__":

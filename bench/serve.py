@@ -28,7 +28,6 @@ queries), it
     .venv/bin/python bench/serve.py --report-only   # re-render from bench/work/serve-result-<size>.json
 """
 
-import argparse
 import asyncio
 import importlib.metadata
 import importlib.util
@@ -48,58 +47,24 @@ import urllib.request
 from datetime import UTC, datetime
 from pathlib import Path
 
-BENCH_DIR = Path(__file__).resolve().parent
-REPO_DIR = BENCH_DIR.parent
-WORK_DIR = BENCH_DIR / "work"
+import harness
+import search as G  # bench/search.py: its text generator, seeds and queries
+from harness import BENCH_DIR, WORK_DIR
+
 MARKER = "serve-bench.json"
 CLIENTS = 10
 PER_CLIENT = 50
 NULL_QUERY = "a b"  # only words shorter than the trigram minimum: no MATCH, no SQL
 TICK = os.sysconf("SC_CLK_TCK")
 perf = time.perf_counter_ns
-
-
-def load_generator():
-    """bench/search.py as a module (its text generator, seeds, queries and percentiles)."""
-    spec = importlib.util.spec_from_file_location("bench_search", BENCH_DIR / "search.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-G = load_generator()
-pct = G.pct
-
-
-def summarize(samples):
-    """ns → {p50, p95, max, mean} in ms."""
-    return {"p50": pct(samples, 50) / 1e6, "p95": pct(samples, 95) / 1e6, "max": max(samples) / 1e6,
-            "mean": statistics.fmean(samples) / 1e6, "n": len(samples)}
-
-
-def log(msg):
-    print(f"[serve] {msg}", file=sys.stderr, flush=True)
+log = harness.logger("[serve]")
 
 
 # --- the data folder ---------------------------------------------------------------------------
 
-def jezero_bin():
-    return str(Path(sys.executable).parent / "jezero")
-
-
-def prepare_env(data, home):
-    os.environ["JEZERO_DATA_DIR"] = str(data)
-    os.environ.pop("JEZERO_CONFIG", None)  # `jezero init` writes <data>/jezero.toml, all defaults
-    os.environ["JEZERO_SECRET_KEY"] = "bench-serve"
-    os.environ.pop("JEZERO_DEBUG", None)
-    os.environ["JEZERO_LOG_LEVEL"] = "WARNING"
-    os.environ["HOME"] = str(home)  # no ~/.claude or ~/.codex: init writes no connectors
-    os.environ["JEZERO_API_RATE_PER_MINUTE"] = "0"  # the per-client rate limit would answer 429 to a load test
-
-
 def marker_ok(data, size):
     try:
-        marker = json.loads((data / MARKER).read_text(encoding="utf-8"))
+        marker = harness.read_json(data / MARKER)
     except (OSError, ValueError):
         return None
     want = {"size": size, "seed": G.SEED, "python": sys.version.split()[0]}
@@ -129,30 +94,16 @@ def build(size, data):
     optimize_s = time.perf_counter() - t
     log(f"built {size:,} items in {build_s:.0f} s, optimize {optimize_s:.1f} s")
     marker = {"size": size, "seed": G.SEED, "python": sys.version.split()[0], "build_s": build_s,
-              "optimize_s": optimize_s, "built_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")}
-    (data / MARKER).write_text(json.dumps(marker, indent=1), encoding="utf-8")
+              "optimize_s": optimize_s, "built_at": harness.stamp()}
+    harness.write_json(data / MARKER, marker)
     return marker
-
-
-def run_cli(*args):
-    out = subprocess.run([jezero_bin(), *args], capture_output=True, text=True, env=os.environ.copy())
-    if out.returncode:
-        raise SystemExit(f"jezero {' '.join(args)} failed ({out.returncode}):\n{out.stdout}\n{out.stderr}")
-    return out.stdout
 
 
 # --- the server --------------------------------------------------------------------------------
 
 def git_state():
     """HEAD, and whether the server's code (library/, jezero_site/) has uncommitted changes."""
-    try:
-        head = subprocess.run(["git", "-C", str(REPO_DIR), "rev-parse", "--short", "HEAD"],
-                              capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(REPO_DIR), "status", "--porcelain", "--", "library", "jezero_site"],
-                               capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return head + (" (library/ or jezero_site/ has uncommitted changes)" if dirty else "")
+    return harness.git_head("library", "jezero_site")
 
 
 def free_port():
@@ -167,7 +118,7 @@ class Server:
         self.base = f"http://127.0.0.1:{self.port}"
         self.log_path = data / "serve.log"
         self.log_file = open(self.log_path, "w", encoding="utf-8")  # noqa: SIM115
-        argv = [jezero_bin(), "serve", "--bind", f"127.0.0.1:{self.port}", "--workers", str(workers)]
+        argv = [str(harness.JEZERO), "serve", "--bind", f"127.0.0.1:{self.port}", "--workers", str(workers)]
         self.command = " ".join(["jezero", *argv[1:]])
         # `jezero serve` execs gunicorn: this pid becomes the gunicorn master.
         self.proc = subprocess.Popen(argv, stdout=self.log_file, stderr=subprocess.STDOUT,
@@ -643,25 +594,20 @@ def bench(args):
     size = args.size or (10_000 if args.quick else 100_000)
     data = WORK_DIR / f"serve-{size}"
     home = Path(tempfile.mkdtemp(prefix="jezero-serve-home-"))
-    prepare_env(data, home)
-    sys.path.insert(0, str(REPO_DIR))
+    # HOME empty: no ~/.claude or ~/.codex, so init writes no connectors; no per-client rate limit (it
+    # would answer 429 to a load test). `jezero init` writes <data>/jezero.toml, all defaults.
+    harness.use_data_dir(data, "bench-serve", HOME=str(home), JEZERO_API_RATE_PER_MINUTE="0")
     commit = git_state()  # the code the server and this process import, read before it can change
     result = {"size": size, "rounds": args.rounds, "clients": args.clients, "workers": args.workers,
-              "started_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+              "started_at": harness.stamp(),
               "loadavg_before": Path("/proc/loadavg").read_text().split()[:3]}
 
     marker = None if args.rebuild else marker_ok(data, size)
     if marker is None:
         shutil.rmtree(data, ignore_errors=True)
     log(f"data folder {data} ({'reused' if marker else 'new'})")
-    run_cli("init")  # idempotent: data folder, config, migrations, static files, admin user
-
-    import jezero_site  # noqa: F401  (the bundled SQLite first)
-
-    os.environ["DJANGO_SETTINGS_MODULE"] = "jezero_site.settings"
-    import django
-
-    django.setup()
+    harness.jezero("init")  # idempotent: data folder, config, migrations, static files, admin user
+    harness.setup_django()
     from django.db import connection
 
     from library import search as S
@@ -688,7 +634,7 @@ def bench(args):
     per_client = args.per_client or n
 
     name = f"bench-serve-{datetime.now(UTC):%Y%m%d%H%M%S}-{os.getpid()}"
-    token = json.loads(run_cli("client", "add", name, "--sources", "*", "--scopes", "read", "--json"))["token"]
+    token = json.loads(harness.jezero("client", "add", name, "--sources", "*", "--scopes", "read", "--json"))["token"]
     caller = C.authenticate(token)
     allowed = caller.sources
 
@@ -758,7 +704,7 @@ def bench(args):
         errors = {v: [] for v in variants[2:] + fixed[3:]}
 
         def record(v, samples, others):
-            per_round[v].append({**summarize([ns for _, ns in samples]), "others": others})
+            per_round[v].append({**harness.latency_ms([ns for _, ns in samples]), "others": others})
             if v in per_query:
                 rnd_samples = {}
                 for i, ns in samples:
@@ -869,7 +815,7 @@ def bench(args):
     result["paired_overhead_ms"] = {
         v: statistics.median(med[v][i] - med["inproc"][i] for i in med[v] if i in med["inproc"]) / 1e6
         for v in variants[1:]}
-    result["finished_at"] = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    result["finished_at"] = harness.stamp()
     result["versions"] = {p: importlib.metadata.version(p) for p in
                           ("Django", "gunicorn", "mcp", "django-ninja", "httpx2", "starlette", "asgiref")}
     result["uvloop"] = importlib.util.find_spec("uvloop") is not None
@@ -937,62 +883,62 @@ def render(r, info, command):
         "",
         "## Latency",
         "",
-        "| ms | p50 | p95 | max | mean | p50 − in-process p50 | paired overhead (median per query) | rounds |",
-        "|---|---|---|---|---|---|---|---|",
+        *harness.header("ms", "p50", "p95", "max", "mean", "p50 − in-process p50",
+                        "paired overhead (median per query)", "rounds"),
     ]
     used = r.get("quiet_rounds", {})
 
     def rounds_used(key):
         return f"{len(used[key])}/{r['rounds']}" if key in used else ""
+
+    def figures(x, digits):
+        return [f"{x[k]:.{digits}f}" for k in ("p50", "p95", "max", "mean")]
     base = lat["inproc"]["p50"]
     for key in ("inproc", "inproc_fresh", "api_1", "mcp_1", f"api_{c}", f"mcp_{c}"):
         x = lat[key]
         d = "" if key == "inproc" else f"{x['p50'] - base:+.2f}"
         o = "" if key == "inproc" else f"{over[key]:+.2f}"
-        lines.append(f"| {LABELS[key]} | {x['p50']:.2f} | {x['p95']:.2f} | {x['max']:.2f} | {x['mean']:.2f} | {d} | {o} "
-                     f"| {rounds_used(key)} |")
+        lines.append(harness.row(LABELS[key], *figures(x, 2), d, o, rounds_used(key)))
     lines += ["", "Fixed cost of a request (no FTS query runs; 200 calls per round):", "",
-              "| ms | p50 | p95 | max | mean | rounds |", "|---|---|---|---|---|---|"]
+              *harness.header("ms", "p50", "p95", "max", "mean", "rounds")]
     for key in ("inproc_null", "inproc_auth", "inproc_connect", "asgi_api_null", "asgi_mcp_null", "asgi_health",
                 "api_null_1", "mcp_null_1", "health_1"):
-        x = lat[key]
-        lines.append(f"| {LABELS[key]} | {x['p50']:.3f} | {x['p95']:.3f} | {x['max']:.3f} | {x['mean']:.3f} "
-                     f"| {rounds_used(key)} |")
+        lines.append(harness.row(LABELS[key], *figures(lat[key], 3), rounds_used(key)))
     lines += ["", "Per request through the ASGI app in-process (counted by wrappers in the benchmark process; "
-              "median over rounds):", "", "| | threads started | asgiref `sync_to_async` calls | "
-              "anyio `to_thread.run_sync` calls | errors |", "|---|---|---|---|---|"]
+              "median over rounds):", "", *harness.header("", "threads started", "asgiref `sync_to_async` calls",
+                                                          "anyio `to_thread.run_sync` calls", "errors")]
     for key, x in r["asgi_probe"].items():
-        lines.append(f"| {LABELS[key]} | {x['threads']:.2f} | {x['sync_to_async']:.2f} | {x['to_thread']:.2f} | "
-                     f"{x['errors']} |")
+        lines.append(harness.row(LABELS[key], f"{x['threads']:.2f}", f"{x['sync_to_async']:.2f}",
+                                 f"{x['to_thread']:.2f}", x["errors"]))
     lines += ["", "## Throughput and CPU", "",
               "Median over the quiet rounds, except *failed* and *worker timeouts*: totals over all rounds. CPU = user + system "
               "time of the gunicorn master and workers (from /proc) and of this load-generator process, during the "
               "timed window, per answered request; *other processes* = the rest of the machine's CPU time (from "
               "/proc/stat) in the same window, in cores: anything above ~0.05 means someone else was using the "
               "machine during the measurement.", "",
-              "| | answered | failed | worker timeouts | wall s | requests/s | server CPU ms/req | client CPU ms/req "
-              "| server + client busy | other processes, cores | busiest worker: share of server CPU / cores "
-              "| DB files open in the workers after | rounds |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              *harness.header("", "answered", "failed", "worker timeouts", "wall s", "requests/s", "server CPU ms/req",
+                              "client CPU ms/req", "server + client busy", "other processes, cores",
+                              "busiest worker: share of server CPU / cores", "DB files open in the workers after",
+                              "rounds")]
     for key in ("api_1", "mcp_1", f"api_{c}", f"mcp_{c}", "api_null_1", "mcp_null_1", "health_1"):
         s = load[key]
         busy = (s["server_cpu_s"] + s["client_cpu_s"]) / s["wall_s"] / info["cores"]
         total = r["load_totals"][key]
-        lines.append(f"| {LABELS[key]} | {s['requests']:.0f} | {total['failed']} | {total['worker_timeouts']} | "
-                     f"{s['wall_s']:.1f} | {s['rps']:.1f} | {s['server_cpu_ms_per_req']:.2f} | "
-                     f"{s['client_cpu_ms_per_req']:.2f} | {busy:.0%} | {s['others_cores']:.2f} | "
-                     f"{s['busiest_worker_share']:.0%} / {s['busiest_worker_cores']:.2f} | "
-                     f"{s.get('db_files_open_after', float('nan')):.0f} | {rounds_used(key)} |")
+        lines.append(harness.row(
+            LABELS[key], f"{s['requests']:.0f}", total["failed"], total["worker_timeouts"], f"{s['wall_s']:.1f}",
+            f"{s['rps']:.1f}", f"{s['server_cpu_ms_per_req']:.2f}", f"{s['client_cpu_ms_per_req']:.2f}", f"{busy:.0%}",
+            f"{s['others_cores']:.2f}", f"{s['busiest_worker_share']:.0%} / {s['busiest_worker_cores']:.2f}",
+            f"{s.get('db_files_open_after', float('nan')):.0f}", rounds_used(key)))
     rounds = r.get("load_rounds")
     if rounds:
         lines += ["", f"Each round of the {c}-client phases (p50 / p95 ms, requests/s, other processes in cores):", "",
-                  "| round | " + " | ".join(LABELS[k] for k in (f"api_{c}", f"mcp_{c}")) + " |", "|---|---|---|"]
+                  *harness.header("round", *(LABELS[k] for k in (f"api_{c}", f"mcp_{c}")))]
         for j in range(r["rounds"]):
             cells = []
             for key in (f"api_{c}", f"mcp_{c}"):
                 x, s = r["latency_rounds"][key][j], rounds[key][j]
                 cells.append(f"{x['p50']:.0f} / {x['p95']:.0f} ms, {s['rps']:.1f} req/s, others {s['others_cores']:.2f}")
-            lines.append(f"| {j + 1} | " + " | ".join(cells) + " |")
+            lines.append(harness.row(j + 1, *cells))
     q = r.get("quiet")
     if q:
         lines += ["", f"Before every phase the run waited for other processes to use < {q['threshold_cores']} cores: "
@@ -1002,14 +948,14 @@ def render(r, info, command):
               "Every answer compared with in-process `search()` on the same query (the list of result ids, in order). "
               "A difference is re-checked against a fresh in-process run after the load (recency scores move with "
               "the clock); *persisting* counts those still different.", "",
-              "| | answers | errors | different ids | persisting |", "|---|---|---|---|---|"]
+              *harness.header("", "answers", "errors", "different ids", "persisting")]
     for key, ch in r["checks"].items():
-        lines.append(f"| {LABELS[key]} | {ch['answers']:,} | {ch['errors']} | {ch.get('mismatches', '–')} | "
-                     f"{ch.get('persisting', '–')} |")
+        lines.append(harness.row(LABELS[key], f"{ch['answers']:,}", ch["errors"], ch.get("mismatches", "–"),
+                                 ch.get("persisting", "–")))
         for q, err in ch.get("error_samples", []):
-            lines.append(f"|   ↳ `{q}` | {err} | | | |")
+            lines.append(harness.row(f"  ↳ `{q}`", err, "", "", ""))
         for q, got, want in ch.get("persisting_samples", []):
-            lines.append(f"|   ↳ `{q}` | got {got[:5]}… | want {want[:5]}… | | |")
+            lines.append(harness.row(f"  ↳ `{q}`", f"got {got[:5]}…", f"want {want[:5]}…", "", ""))
     ab = r.get("answer_bytes")
     if ab:
         lines += ["", f"Answer size, mean over {ab['queries']} queries: API {ab['api']:,.0f} bytes, MCP `tools/call` "
@@ -1022,7 +968,7 @@ def render(r, info, command):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = harness.parser(__doc__)
     parser.add_argument("--quick", action="store_true", help="10,000 items (default 100,000)")
     parser.add_argument("--size", type=int, help="library size (overrides --quick)")
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds (default 3)")
@@ -1042,12 +988,12 @@ def main():
     output = Path(args.output or ("/tmp/RESULTS-serve-quick.md" if args.quick else BENCH_DIR / "RESULTS-serve.md"))
     raw = WORK_DIR / f"serve-result-{size}.json"
     if args.report_only:
-        result = json.loads(raw.read_text(encoding="utf-8"))
+        result = harness.read_json(raw)
     else:
         t = time.perf_counter()
         result = bench(args)
         result["total_s"] = time.perf_counter() - t
-        raw.write_text(json.dumps(result, indent=1, default=str), encoding="utf-8")
+        harness.write_json(raw, result)
         log(f"done in {result['total_s']:.0f} s; raw figures in {raw}")
     flags = ["--quick"] if args.quick and not args.size else []
     flags += [f"--size {args.size}"] if args.size else []
@@ -1058,8 +1004,7 @@ def main():
     budget = result.get("quiet", {}).get("budget_s", 180)
     flags += [f"--quiet-budget {budget:g}"] if budget != 180 else []
     command = " ".join([".venv/bin/python bench/serve.py", *flags])
-    output.write_text(render(result, G.machine(), command), encoding="utf-8")
-    log(f"wrote {output}")
+    harness.write_report(output, render(result, harness.machine(), command))
 
 
 if __name__ == "__main__":

@@ -24,11 +24,9 @@ import argparse
 import faulthandler
 import os
 import shutil
-import sys
 import tempfile
 import threading
 import time
-from pathlib import Path
 
 
 def main():
@@ -46,7 +44,8 @@ def main():
     if args.lock_finalizer and not args.lock:
         parser.error("--lock-finalizer needs --lock")
     if not args.stdlib:
-        sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+        import harness  # noqa: F401  (puts the repository on sys.path)
+
         import jezero_site  # noqa: F401  (puts the bundled SQLite in place of sqlite3)
     import sqlite3
 

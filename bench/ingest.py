@@ -589,7 +589,7 @@ def child_profile(args):
 # Call sites whose cumulative time says where a run goes: (label, file suffix, function).
 PROFILE_SITES = (
     ("Run.execute (the whole run, main thread)", "library/ingest/pipeline.py", "execute"),
-    ("discover (stat every file)", "connectors/jsonl.py", "find_files"),
+    ("discover (stat every file)", "connectors/files.py", "find_files"),
     ("Run.prepare (read → clean → segment → hash → lookup)", "library/ingest/pipeline.py", "prepare"),
     ("connector.read, Claude Code", "connectors/claude_code.py", "read"),
     ("connector.read, Codex", "connectors/codex.py", "read"),

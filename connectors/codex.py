@@ -22,18 +22,10 @@ import re
 from pathlib import Path
 
 from .base import Entry
-from .jsonl import (
-    apply_patch_line,
-    find_files,
-    first_argument,
-    newest_per_id,
-    parse_time,
-    read_records,
-    safe_text,
-    shell_command,
-    tool_line,
-    uuid_named_unit,
-)
+from .files import find_files, read_records
+from .text import parse_time, safe_text
+from .tools import apply_patch_line, first_argument, shell_command, tool_line
+from .units import newest_per_id, uuid_named_unit
 
 AGENT = "codex"
 

@@ -40,19 +40,10 @@ import re
 from pathlib import Path
 
 from .base import Entry, Reading, UnitError
-from .jsonl import (
-    MAX_LINE_BYTES,
-    file_unit,
-    find_files,
-    first_argument,
-    iter_records,
-    newest_per_id,
-    parse_time,
-    peek_field,
-    safe_text,
-    shell_command,
-    tool_line,
-)
+from .files import MAX_LINE_BYTES, find_files, iter_records, peek_field
+from .text import parse_time, safe_text
+from .tools import command_field, first_field, mapped_tool_line
+from .units import file_unit, newest_per_id
 
 AGENT = "gemini_cli"
 _SESSION_PREFIX = "session-"
@@ -254,36 +245,7 @@ def _user_text(message):
     return safe_text(text) or None
 
 
-# -- tool lines (shared with the pi connector: both formats name their tools differently
-#    from Claude Code and are given Claude Code's names where one exists)
-
-def first_field(*names):
-    """A detail rule: the first of `names` that holds a non-blank string."""
-    def pick(arguments):
-        return next((arguments[name] for name in names
-                     if isinstance(arguments.get(name), str) and arguments[name].strip()), "")
-    return pick
-
-
-def command_field(*names):
-    """A detail rule for a shell tool: the command as typed (argument lists are joined)."""
-    def pick(arguments):
-        return next((shell_command(arguments[name]) for name in names if arguments.get(name)), "")
-    return pick
-
-
-def mapped_tool_line(name, arguments, table):
-    """One line for a tool call: `table` maps a tool name to `(label, rule)`, where `rule`
-    picks the detail from the arguments (`Bash: git status`); other tools keep their own
-    name and show their first argument."""
-    name = name if isinstance(name, str) and name else "tool"
-    arguments = arguments if isinstance(arguments, dict) else {}
-    if name not in table:
-        return tool_line(name, first_argument(arguments))
-    label, rule = table[name]
-    detail = rule(arguments)
-    return tool_line(label, detail if isinstance(detail, str) else "")
-
+# -- tool lines: Gemini CLI's tools under Claude Code's names where one exists
 
 def _paths(arguments):
     for name in ("include", "paths", "file_paths"):

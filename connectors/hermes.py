@@ -1,16 +1,12 @@
 """The `hermes` connector type: a Hermes Agent `state.db` (SQLite in WAL mode, in use).
 
 The database. `path` is a `state.db` file or a Hermes home folder, whose `state.db` and
-`profiles/*/state.db` are read. Every database is opened read-only (`mode=ro`, plus
-`PRAGMA query_only`), never `immutable` (the agent writes while we read; an immutable reader
-ignores the WAL and the locks, so it misses recent commits and can read pages a checkpoint is
-rewriting). A WAL reader takes no lock a writer waits on; each read is one short read
-transaction on one snapshot, closed at once (in rollback-journal mode, Hermes' fallback where
-WAL is unsupported, that transaction holds a shared lock for its milliseconds and Hermes' busy
-timeout absorbs it). SQLite itself may create empty `-wal`/`-shm` side files next to a WAL
-database that has none; the database is never written.
-Transient "disk I/O error"/busy answers (a checkpoint racing a read-only open) are retried a
-few times before the unit fails. Columns are looked up with `PRAGMA table_info`, so older and
+`profiles/*/state.db` are read. Every database is read through `sqlite.read_db`: opened
+read-only (`mode=ro` + `query_only`, never `immutable`: Hermes writes while we read), one
+short read transaction per read (in rollback-journal mode, Hermes' fallback where WAL is
+unsupported, its shared lock lasts milliseconds and Hermes' busy timeout absorbs it),
+transient "disk I/O error"/busy answers retried a few times before the unit fails; the
+database is never written. Columns are looked up with `PRAGMA table_info`, so older and
 newer schemas both work; messages are ordered by their autoincrement `id` (`rowid` without one).
 
 Units. One session is one unit: id = the session id (`<profile>/<session id>` for a profile's
@@ -34,23 +30,22 @@ copies Hermes re-inserts after it (head, summary, tail) are skipped, as are the 
 a continuation or branch carries over from its parent (a "copy run", see `_Session`).
 Warnings: `malformed_content`, `malformed_tool_calls`, `invalid_utf8`, `unknown_role:<role>`.
 
-Shared with the `opencode` connector (one implementation each): `read_db`, `readonly_db`,
-`InvalidText`, `columns`, `epoch_time`, `root_session`, `call_line`.
+Shared helpers: read-only database access in `sqlite.py` (also used by the `opencode`
+connector), the tool line in `tools.call_line`, the chain's root in `units.root_session`.
 """
 
 import hashlib
 import json
 import logging
-import math
 import re
-import sqlite3
-import time as _time
-from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
 from .base import Entry, Reading, Unit, UnitError
-from .jsonl import apply_patch_line, first_argument, safe_text, shell_command, tool_line
+from .sqlite import InvalidText, columns, read_db
+from .text import epoch_time, safe_text
+from .tools import call_line
+from .units import root_session
 
 logger = logging.getLogger(__name__)
 
@@ -70,11 +65,6 @@ _MEMORY_CONTEXT = re.compile(r"<\s*memory-context\s*>.*?<\s*/\s*memory-context\s
 _MEMORY_NOTE = re.compile(r"\[System note: The following is recalled memory context, NOT new user input\.[^\]]*\]\s*")
 _REVIEW_HARNESS = ("Review the conversation above and update the skill library",
                    "Review the conversation above and consider saving to memory")
-
-_RETRIES = 3
-_RETRY_WAIT = 0.05
-_BUSY_TIMEOUT = 5.0
-_EPOCH_MAX = 4_102_444_800      # 2100-01-01: a larger "seconds" value is garbage (or milliseconds)
 
 
 class HermesConnector:
@@ -108,102 +98,6 @@ class HermesConnector:
         prefix = _id_prefix(db)
         session_id = unit.id[len(prefix):] if prefix and unit.id.startswith(prefix) else unit.id
         return read_db(db, lambda conn: _read_session(conn, session_id, unit.ref, _profile(db)))
-
-
-# -- shared SQLite helpers (also used by the opencode connector)
-
-@contextmanager
-def readonly_db(path):
-    """A connection to the SQLite file at `path` that cannot write: `mode=ro` and `query_only`.
-    Closed on exit. Raises `UnitError` when the file is missing, `sqlite3.Error` when SQLite
-    refuses it (see `read_db`, which retries and converts)."""
-    path = Path(path)
-    if not path.is_file():
-        raise UnitError(f"{path}: no such database")
-    uri = path.absolute().as_uri() + "?mode=ro"
-    conn = sqlite3.connect(uri, uri=True, timeout=_BUSY_TIMEOUT, isolation_level=None)
-    conn.text_factory = _decode
-    try:
-        conn.execute("PRAGMA query_only = 1")
-        yield conn
-    finally:
-        conn.close()
-
-
-class InvalidText(str):
-    """A text value stored as invalid UTF-8, decoded with U+FFFD. Readers skip the row it is in
-    and count `invalid_utf8` (the default decoder would fail the whole query instead)."""
-
-
-def _decode(raw):
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return InvalidText(raw.decode("utf-8", "replace"))
-
-
-def _transient(exc):
-    text = str(exc).lower()
-    return isinstance(exc, sqlite3.OperationalError) and any(
-        word in text for word in ("disk i/o error", "locked", "busy"))
-
-
-def read_db(path, work):
-    """`work(conn)` on a fresh read-only connection, inside one read transaction (one snapshot);
-    a transient error is retried a few times. Other SQLite errors become `UnitError`."""
-    for attempt in range(1, _RETRIES + 1):
-        try:
-            with readonly_db(path) as conn:
-                conn.execute("BEGIN")   # deferred: one snapshot for all queries; closing ends it
-                return work(conn)
-        except sqlite3.Error as exc:
-            if attempt < _RETRIES and _transient(exc):
-                _time.sleep(_RETRY_WAIT * attempt)
-                continue
-            raise UnitError(f"{path}: {exc}") from exc
-    raise AssertionError("unreachable")
-
-
-def columns(conn, table):
-    """The column names of `table` in table order, as `SELECT *` returns them (empty when
-    there is no such table)."""
-    return [row[1] for row in conn.execute(f"PRAGMA table_info({_quoted(table)})")]
-
-
-def _quoted(name):
-    return '"' + name.replace('"', '""') + '"'
-
-
-def epoch_time(value, *, millis=False):
-    """Epoch seconds (or milliseconds) as an aware UTC datetime; None when unusable."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    seconds = value / 1000 if millis else value
-    if not math.isfinite(seconds) or not 0 < seconds < _EPOCH_MAX:
-        return None
-    return datetime.fromtimestamp(seconds, tz=UTC)
-
-
-_SHELL_TOOLS = frozenset({"terminal", "shell", "bash", "sh", "run_command", "execute_command", "run_shell_command",
-                          "exec_command", "local_shell", "command"})
-# The argument that says what a call is about, in order of preference: a search's pattern or
-# query, a URL, then a file (`write` puts the content first, `patch` its mode), else the first.
-_SUBJECT_KEYS = ("pattern", "query", "url", "path", "file_path", "filePath", "filepath", "file", "target_file")
-
-
-def call_line(name, arguments, *, raw=""):
-    """One line for a tool call: `Bash: <command>` for shell tools, `apply_patch: a.py` for a
-    patch envelope, else `<name>: <subject>` (see `_SUBJECT_KEYS`) or `<name>: <first argument>`."""
-    name = name if isinstance(name, str) and name else "tool"
-    arguments = arguments if isinstance(arguments, dict) else {}
-    if name.lower() in _SHELL_TOOLS:
-        return tool_line("Bash", shell_command(arguments.get("command") or arguments.get("cmd") or raw))
-    patch = arguments.get("patchText") or arguments.get("patch") or arguments.get("input")
-    if isinstance(patch, str) and "*** Begin Patch" in patch:
-        return apply_patch_line(patch)
-    subject = next((arguments[key] for key in _SUBJECT_KEYS if isinstance(arguments.get(key), str) and arguments[key]),
-                   None)
-    return tool_line(name, subject or first_argument(arguments) or raw)
 
 
 # -- discovery
@@ -253,19 +147,6 @@ def _units(conn, db):
         modified = epoch_time(last_ts) or epoch_time(ended_at) or epoch_time(started_at) or datetime.fromtimestamp(0, UTC)
         yield Unit(id=f"{prefix}{session_id}", ref=root_session(str(session_id), parents),
                    fingerprint=f"{count}:{live_count}:{last_id}:{last_ts!r}", modified=modified, path=str(db))
-
-
-def root_session(session_id, parents):
-    """The first session of a `parent` chain (`parents`: id → parent id or None). A parent that
-    no longer exists still names the chain's origin; a cycle stops where it closes."""
-    seen = {session_id}
-    current = session_id
-    while True:
-        parent = parents.get(current)
-        if parent is None or str(parent) in seen or str(parent) == "":
-            return current
-        current = str(parent)
-        seen.add(current)
 
 
 # -- reading

@@ -2,7 +2,8 @@
 
 Units. One unit per thread (see `connectors/mail.py` for how messages are threaded): its id
 is a short hash of the thread's root Message-ID (of Gmail's `X-GM-THRID` when the server
-advertises `X-GM-EXT-1`), its original_ref the root Message-ID. Discovery logs in, EXAMINEs
+advertises `X-GM-EXT-1`), its original_ref the root Message-ID. A thread is one document
+(`Unit.single_document`), so its item's key is `<source>:<thread id>` (SPEC §1). Discovery logs in, EXAMINEs
 each configured folder (read-only), reads its UIDVALIDITY, searches `SINCE` the configured
 date and FETCHes only the threading headers, INTERNALDATE and size of each message. What it
 learnt is kept, so `read()` fetches exactly the messages of one thread, with `BODY.PEEK[]`
@@ -103,7 +104,8 @@ class ImapConnector:
         threads = mail.threads(heads.values())
         self._threads = {thread.id: thread for thread in threads}
         for thread in threads:
-            yield Unit(id=thread.id, ref=thread.root, fingerprint=thread.fingerprint, modified=thread.modified)
+            yield Unit(id=thread.id, ref=thread.root, fingerprint=thread.fingerprint, modified=thread.modified,
+                       single_document=True)
 
     def read(self, unit):
         """The thread's messages as entries (oldest first) with its hints; raises `UnitError`

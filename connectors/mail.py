@@ -36,7 +36,7 @@ from email import policy
 from bs4 import BeautifulSoup, MarkupResemblesLocatorWarning, XMLParsedAsHTMLWarning
 
 from .base import Entry
-from .jsonl import safe_text
+from .text import safe_text
 
 # What the `email` package raises on hostile or broken input. Its header parser has been
 # seen to raise IndexError, AttributeError and even AssertionError on malformed headers.

@@ -1,6 +1,5 @@
 """The `markdown` connector type: a folder of Markdown files — a task board such as
-Backlog.md (`backlog/tasks/*.md`), a notes folder or vault. It also owns the bounded,
-line-by-line reading of a text file that the `specstory` connector shares.
+Backlog.md (`backlog/tasks/*.md`), a notes folder or vault.
 
 Units. Every file under `path` whose path relative to `path` matches `glob` (default
 `**/*.md`; `**/` matches any number of folders, `*` and `?` stay inside one folder) is one
@@ -35,12 +34,13 @@ import os
 import re
 from pathlib import Path
 
-from .base import Entry, Reading, UnitError
-from .jsonl import bounded_lines, file_unit, one_line, parse_time, safe_text
+from .base import Entry, Reading
+from .files import iter_lines
+from .markup import Fences
+from .text import one_line, parse_time, safe_text
+from .units import file_unit
 
 TYPE = "markdown"
-# Lines longer than this are skipped: no Markdown a person writes has them; a pasted blob does.
-MAX_LINE_BYTES = 256 * 1024
 # Front matter longer than this is not front matter (an unclosed `---` opening a document).
 MAX_FRONT_MATTER_LINES = 200
 # Front-matter values longer than this are cut in the system block (it stays short).
@@ -49,69 +49,9 @@ DATE_KEYS = ("updated_date", "updated", "created_date", "created", "date")
 
 _HEADING = re.compile(r"^#{1,2}(?:\s+(?P<text>.*?))?(?:\s+#+)?\s*$")
 _H1 = re.compile(r"^#(?:\s+(?P<text>.*?))?(?:\s+#+)?\s*$")
-_FENCE = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 _HTML_COMMENT_LINE = re.compile(r"^\s*<!--.*-->\s*$")
 _KEY = re.compile(r"^(?P<key>[A-Za-z_][\w .-]*?)\s*:(?:\s+(?P<value>.*?))?\s*$")
 _LIST_ITEM = re.compile(r"^\s*-\s*(?P<value>.*?)\s*$")
-
-
-# -- reading a text file (shared with the specstory connector)
-
-def iter_lines(path, warnings, *, max_line_bytes=MAX_LINE_BYTES):
-    """Yield each line of the UTF-8 text file at `path`, in order, without its line ending
-    (a leading byte-order mark is dropped).
-
-    Skipped and counted in `warnings` (a Counter): `oversized_line` (longer than
-    `max_line_bytes`; never read whole) and `invalid_utf8`. Raises `UnitError` when the file
-    cannot be opened or reading fails part-way.
-    """
-    try:
-        handle = open(path, "rb")
-    except OSError as exc:
-        raise UnitError(f"{path}: cannot open ({exc.strerror or exc})") from exc
-    with handle:
-        first = True
-        try:
-            for raw in bounded_lines(handle, warnings, max_line_bytes):
-                if first:
-                    raw, first = raw.removeprefix(b"\xef\xbb\xbf"), False
-                try:
-                    text = raw.decode("utf-8")
-                except UnicodeDecodeError:
-                    warnings["invalid_utf8"] += 1
-                    continue
-                yield text.rstrip("\r\n")
-        except OSError as exc:
-            raise UnitError(f"{path}: read failed ({exc.strerror or exc})") from exc
-
-
-class Fences:
-    """Tracks fenced code blocks (CommonMark): `inside` is true between an opening fence and
-    its closing one (same character, at least as long, no info string)."""
-
-    def __init__(self):
-        self.open = None            # (character, length) of the open fence
-
-    @property
-    def inside(self):
-        return self.open is not None
-
-    def feed(self, line):
-        """Account for `line`; returns True when it is a fence line (opening or closing)."""
-        match = _FENCE.match(line)
-        if match is None:
-            return False
-        fence, info = match.group("fence"), match.group("info")
-        if self.open is None:
-            if fence[0] == "`" and "`" in info:
-                return False        # inline code such as ```a``` is not a fence
-            self.open = (fence[0], len(fence))
-            return True
-        char, length = self.open
-        if fence[0] == char and len(fence) >= length and not info.strip():
-            self.open = None
-            return True
-        return False
 
 
 # -- the connector

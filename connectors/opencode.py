@@ -4,8 +4,8 @@ Sources. OpenCode ≥ 1.2 keeps everything in the SQLite database `opencode.db` 
 tables `session` (id, project_id, parent_id, directory, title, version, revert, time_* in
 epoch milliseconds), `message` and `part` (id, session_id[, message_id], time_created,
 time_updated, and a `data` JSON column holding the message info or the part). It is opened
-read-only exactly like the hermes database (`read_db`: `mode=ro` + `query_only`, one short
-read transaction, retried on transient errors). Columns are looked up with `PRAGMA
+read-only through `sqlite.read_db`, as the hermes database is (`mode=ro` + `query_only`, one
+short read transaction, retried on transient errors). Columns are looked up with `PRAGMA
 table_info`; a row's explicit columns and its `data` JSON are merged, so a schema that moves a
 field out of `data` still reads. Older versions wrote a JSON tree, `storage/session/<project>/
 <session>.json`, `storage/message/<session>/<message>.json`, `storage/part/<message>/<part>
@@ -37,8 +37,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .base import Entry, Reading, Unit, UnitError
-from .hermes import InvalidText, call_line, columns, epoch_time, read_db, root_session
-from .jsonl import MAX_LINE_BYTES, peek_field, safe_text, tool_line
+from .files import MAX_LINE_BYTES, peek_field
+from .sqlite import InvalidText, columns, read_db
+from .text import epoch_time, safe_text
+from .tools import call_line, tool_line
+from .units import root_session
 
 AGENT = "opencode"
 DB_NAME = "opencode.db"

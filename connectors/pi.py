@@ -30,17 +30,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .base import Entry
-from .gemini_cli import command_field, first_field, mapped_tool_line
-from .jsonl import (
-    find_files,
-    newest_per_id,
-    parse_time,
-    read_records,
-    safe_text,
-    shell_command,
-    tool_line,
-    uuid_named_unit,
-)
+from .files import find_files, read_records
+from .text import parse_time, safe_text
+from .tools import command_field, first_field, mapped_tool_line, shell_command, tool_line
+from .units import newest_per_id, uuid_named_unit
 
 AGENT = "pi"
 

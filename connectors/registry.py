@@ -1,13 +1,15 @@
 """Which class reads which connector `type`, and how one is built from its configuration.
 
-Each type registers its class in `CONNECTOR_TYPES`; the class takes the expanded `path` and
-the rest of the connector's configuration as keyword options, ignoring those it does not use.
+Each type registers its class in `CONNECTOR_TYPES`; every class satisfies `base.Connector`
+(it takes the expanded `path` and the rest of the connector's configuration as keyword
+options, ignoring those it does not use). The `upload` type is not here: its units live in
+the library's inbox, which the pipeline reads directly.
 """
 
 import os
 from pathlib import Path
 
-from .base import UnitError
+from .base import Connector, Unit, UnitError
 from .claude_code import ClaudeCodeConnector
 from .codex import CodexConnector
 from .gemini_cli import GeminiCliConnector
@@ -18,7 +20,7 @@ from .opencode import OpenCodeConnector
 from .pi import PiConnector
 from .specstory import SpecStoryConnector
 
-CONNECTOR_TYPES = {
+CONNECTOR_TYPES: dict[str, type[Connector]] = {
     "claude_code": ClaudeCodeConnector,
     "codex": CodexConnector,
     "gemini_cli": GeminiCliConnector,
@@ -31,7 +33,7 @@ CONNECTOR_TYPES = {
 }
 
 
-def make(type_name, options):
+def make(type_name: str, options: dict) -> Connector:
     """A connector of `type_name` built from a connector configuration (`options` is not
     changed; `path` has `~` expanded). Raises ValueError for a type with no reader."""
     try:
@@ -46,7 +48,7 @@ def make(type_name, options):
     return cls(os.path.expanduser(str(path)), **options)
 
 
-def for_file(type_name, path):
+def for_file(type_name: str, path) -> tuple[Connector, Unit]:
     """`(connector, unit)` for one file read as `type_name` (the `preview` command).
     Raises UnitError when the file is missing; ValueError for an unknown type."""
     connector = make(type_name, {"path": str(path)})

@@ -1,7 +1,12 @@
-"""Shared factories. `make_item(**overrides)` saves an item through the model (and so keeps
-the full-text index in step); `NOW` is a fixed clock for ranking tests."""
+"""Helpers every kind of test shares. `make_item(**overrides)` saves an item through the
+model (and so keeps the full-text index in step); `NOW` is a fixed clock for ranking tests;
+`real_fixture` finds a real transcript; `texts` and `everything` read a connector's output;
+`Counting` is the real extractive summariser, counted; `wait_until` waits for something to
+happen instead of sleeping."""
 
 import itertools
+import threading
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -67,3 +72,44 @@ def texts(reading):
 def everything(reading):
     """All of a reading's text, to assert what never reaches the summariser."""
     return "\n".join(entry.text for entry in reading.entries)
+
+
+class Counting:
+    """The real extractive summariser, counting (and optionally failing) calls."""
+
+    def __init__(self, fail_when=None):
+        from library.ingest.summarize.extractive import ExtractiveSummarizer
+
+        self.inner = ExtractiveSummarizer()
+        self.name = self.inner.name
+        self.requests = []
+        self.fail_when = fail_when
+        self.lock = threading.Lock()
+
+    def summarize(self, request):
+        from library.ingest.summarize import SummaryError
+
+        with self.lock:
+            self.requests.append(request)
+        if self.fail_when and self.fail_when in request.document:
+            raise SummaryError("the model answered 400 (test)")
+        return self.inner.summarize(request)
+
+
+def wait_until(condition, *, timeout=10.0, what="the condition", ignoring=(), interval=0.05):
+    """Call `condition()` until it returns something true and return that, or fail the test
+    naming `what` once `timeout` seconds have passed; an exception listed in `ignoring` (a
+    server not listening yet) counts as "not yet". For what happens in another thread or
+    process (a file appearing, a request arriving, a process ending): the test goes on the
+    moment it happens, where a fixed `sleep` would either waste time or be too short."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            value = condition()
+        except ignoring:
+            value = None
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"waited {timeout:g} s for {what}")
+        time.sleep(interval)

@@ -209,11 +209,14 @@ class Run:
             self.move_cursor(unit)
             return None
         segments = segment(unit.id, blocks, self.limit_chars)
-        keys = [f"{self.name}:{s.id}" for s in segments]
-        existing = {item.key: item for item in Item.objects.filter(key__in=keys).only("pk", "key", "text_hash")}
+        keys = item_keys(self.name, unit, segments)
+        wanted = keys + [legacy_key(self.name, unit)] if unit.single_document else keys
+        existing = {item.key: item for item in Item.objects.filter(key__in=wanted).only("pk", "key", "text_hash")}
         planned = []
-        for seg, key in zip(segments, keys, strict=True):
+        for index, (seg, key) in enumerate(zip(segments, keys, strict=True)):
             item = existing.get(key)
+            if item is None and index == 0 and unit.single_document:
+                item = existing.get(legacy_key(self.name, unit))   # stored before keys followed SPEC §1
             needs_call = item is None or item.text_hash != seg.hash
             planned.append(Planned(seg, key, item, needs_call))
             if needs_call:
@@ -288,12 +291,15 @@ class Run:
             for plan in prepared.planned:
                 summary = results.get(plan.key)
                 if summary is None:
+                    if plan.existing is not None and plan.existing.key != plan.key:   # a legacy key, text unchanged
+                        Item.objects.filter(pk=plan.existing.pk).update(key=plan.key)
                     continue
                 seg = plan.segment
                 hints = dict(prepared.hints)
                 if seg.parts > 1:
                     hints.update(part=seg.part, parts=seg.parts)
                 item = plan.existing or Item(key=plan.key, ingested_at=self.now)
+                item.key = plan.key
                 item.source, item.original_ref, item.trust = self.name, unit.ref, config["trust"]
                 item.occurred_at = seg.occurred_at or unit.modified
                 item.text_hash, item.original = seg.hash, seg.text
@@ -360,6 +366,23 @@ class Run:
                     self.progress(done, len(changed))
             while in_flight:
                 self.finish(in_flight.popleft())
+
+
+def item_keys(source, unit, segments):
+    """The keys of a unit's items (SPEC §1): `<source>:<unit id>#<first block>` for each
+    segment of a session; `<source>:<unit id>` for a unit that is one document (an email
+    thread). Should a document be too long for one segment, its later segments keep
+    `#<first block>`, so that its first item stays the same item as the document grows."""
+    keys = [f"{source}:{seg.id}" for seg in segments]
+    if unit.single_document and keys:
+        keys[0] = f"{source}:{unit.id}"
+    return keys
+
+
+def legacy_key(source, unit):
+    """The key a one-document unit's first item had before keys followed SPEC §1
+    (`<source>:<unit id>#0`): such an item is found under it and renamed, keeping its id."""
+    return f"{source}:{unit.id}#0"
 
 
 def _all_done(prepared):

@@ -7,13 +7,11 @@ Playwright cannot download its own browsers here, so it drives `/usr/bin/chromiu
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
+
+from tests.e2e.conftest import free_port, wait_for_health
 
 REPO = Path(__file__).resolve().parents[2]
 JEZERO = Path(sys.executable).with_name("jezero")
@@ -43,12 +41,6 @@ def screenshot(page, name, *, full_page=True):
     """Save what the page looks like to test-artifacts/screenshots/<name>.png."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=full_page)
-
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def write_jsonl(path, records):
@@ -91,18 +83,12 @@ class Site:
     def start(self, timeout=30):
         server = self._spawn("serve", "serve", "--bind", f"127.0.0.1:{self.port}", "--workers", "1")
         self._spawn("worker", "worker")
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if server.poll() is not None:
-                break
-            try:
-                with urllib.request.urlopen(f"{self.url}/health", timeout=1) as response:
-                    if response.status == 200:
-                        return self
-            except (urllib.error.URLError, OSError):
-                time.sleep(0.2)
-        self.stop()
-        raise RuntimeError(f"the server did not start:\n{self.log('serve')[-3000:]}")
+        try:
+            wait_for_health(self.url, server, timeout=timeout)
+        except AssertionError as failed:
+            self.stop()
+            raise RuntimeError(f"the server did not start ({failed}):\n{self.log('serve')[-3000:]}") from None
+        return self
 
     def stop(self):
         for proc in self.processes:

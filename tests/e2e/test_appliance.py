@@ -6,15 +6,16 @@ import json
 import os
 import shutil
 import signal
-import socket
 import sqlite3  # the bundled SQLite (jezero_site is loaded by pytest-django first)
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx2 as httpx
 import pytest
+
+from tests.conftest import wait_until
+from tests.e2e.conftest import free_port, wait_for_health
 
 JEZERO = Path(sys.executable).with_name("jezero")
 
@@ -47,12 +48,6 @@ def _jezero(env, *args, ok=True):
     return proc
 
 
-def _free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_a_backup_taken_while_a_writer_is_busy_restores_to_a_clean_library(tmp_path):
     env = _env(tmp_path)
     _jezero(env, "init")
@@ -60,12 +55,12 @@ def test_a_backup_taken_while_a_writer_is_busy_restores_to_a_clean_library(tmp_p
     writer = subprocess.Popen([sys.executable, "-c", WRITER, str(stop)], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
     db = tmp_path / "data" / "jezero.sqlite3"
-    deadline = time.time() + 60
-    while time.time() < deadline:
+
+    def items():
         with sqlite3.connect(db, timeout=10) as conn:
-            if conn.execute("SELECT count(*) FROM items").fetchone()[0] >= 20:
-                break
-        time.sleep(0.05)
+            return conn.execute("SELECT count(*) FROM items").fetchone()[0]
+
+    wait_until(lambda: items() >= 20, timeout=60, what="the writer to commit 20 items")
     copy = tmp_path / "backup.sqlite3"
     out = json.loads(_jezero(env, "backup", str(copy), "--json").stdout)
     assert out["bytes"] > 0
@@ -92,19 +87,13 @@ def test_a_backup_taken_while_a_writer_is_busy_restores_to_a_clean_library(tmp_p
 def test_health_turns_503_when_the_database_cannot_be_read(tmp_path):
     env = _env(tmp_path)
     _jezero(env, "init")
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen([str(JEZERO), "serve", "--bind", f"127.0.0.1:{port}", "--workers", "1"], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         url = f"http://127.0.0.1:{port}/health"
-        for _ in range(100):
-            try:
-                response = httpx.get(url, timeout=2)
-                break
-            except httpx.HTTPError:
-                time.sleep(0.2)
-        body = response.json()
-        assert response.status_code == 200 and body["database"] and body["fts"] and body["version"]
+        body = wait_for_health(f"http://127.0.0.1:{port}", server)
+        assert body["database"] and body["fts"] and body["version"]
         assert body["worker_heartbeat_age"] is None  # no worker ran yet
         db = tmp_path / "data" / "jezero.sqlite3"
         for suffix in ("-wal", "-shm"):
@@ -147,20 +136,13 @@ def test_behind_tls_the_cookies_are_secure_and_hsts_is_on(tmp_path):
 def test_up_runs_web_and_worker_and_ctrl_c_stops_both(tmp_path):
     env = _env(tmp_path)
     _jezero(env, "init")
-    port = _free_port()
+    port = free_port()
     up = subprocess.Popen([str(JEZERO), "up", "--bind", f"127.0.0.1:{port}", "--workers", "1"], env=env,
                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        body = None
-        for _ in range(150):
-            try:
-                body = httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).json()
-                if body["worker_heartbeat_age"] is not None:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        assert body and body["worker_heartbeat_age"] is not None  # the worker beat: both run
+        # The web server answers, and the worker has beaten: both run.
+        wait_for_health(f"http://127.0.0.1:{port}", up, timeout=30,
+                        until=lambda body: body["worker_heartbeat_age"] is not None)
     finally:
         up.send_signal(signal.SIGINT)
         up.wait(timeout=40)

@@ -6,16 +6,14 @@ verb runs as is, and an unknown one says so."""
 import os
 import shutil
 import signal
-import socket
-import sqlite3  # the bundled SQLite (jezero_site is loaded by pytest-django first)
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+
+from tests.e2e.conftest import free_port, wait_for_health, wait_for_heartbeat
 
 ROOT = Path(__file__).resolve().parents[2]
 ENTRYPOINT = ROOT / "deploy" / "entrypoint.sh"
@@ -33,12 +31,6 @@ def environment(home, **overrides):
 
 def entrypoint(*args, env, timeout=60):
     return subprocess.run([str(ENTRYPOINT), *args], env=env, capture_output=True, text=True, timeout=timeout)
-
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -86,14 +78,7 @@ def test_web_serves_health_passes_the_probe_and_stops_on_sigterm(prepared):
     web = subprocess.Popen([str(ENTRYPOINT), "web"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            text=True)
     try:
-        status, deadline = None, time.time() + 30
-        while status is None and time.time() < deadline and web.poll() is None:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=5) as response:
-                    status = response.status
-            except OSError:
-                time.sleep(0.2)
-        assert status == 200
+        wait_for_health(f"http://127.0.0.1:{port}", web)
         probe = subprocess.run([sys.executable, "-I", str(PROBE)], env=env, capture_output=True, text=True,
                                timeout=30)
         assert probe.returncode == 0, probe.stderr
@@ -113,12 +98,9 @@ def test_the_worker_role_starts_working_and_stops_on_sigterm(prepared):
                               stderr=subprocess.PIPE, text=True)
     database = Path(prepared["JEZERO_DATA_DIR"]) / "jezero.sqlite3"
     try:
-        beat, deadline = None, time.time() + 30
-        while beat is None and time.time() < deadline and worker.poll() is None:
-            time.sleep(0.2)
-            with sqlite3.connect(database, timeout=10) as db:
-                row = db.execute("SELECT value FROM store_state WHERE key = 'worker_heartbeat'").fetchone()
-            beat = row and row[0]
+        beat = wait_for_heartbeat(database, worker)
+    except AssertionError:
+        beat = None   # the worker's stderr below says why
     finally:
         worker.send_signal(signal.SIGTERM)
         out, err = worker.communicate(timeout=30)

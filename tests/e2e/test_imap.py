@@ -1,7 +1,7 @@
 """The imap connector against a real IMAP server (Debian's Dovecot on 127.0.0.1 over TLS, see
 tests/fakes/dovecot.py), end to end through `library.ingest.pipeline.run` with the real extractive
-summariser: threads, HTML mail, quotes, a new message between runs, a UIDVALIDITY change and
-a refused login."""
+summariser: threads, HTML mail, quotes, a new message between runs, a UIDVALIDITY change,
+thread keys (SPEC §1, and the `#0` keys of older libraries) and a refused login."""
 
 from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
@@ -14,8 +14,8 @@ from connectors.imap import ImapConnector
 from jezero_site.config import validate
 from library.ingest import pipeline
 from library.models import Item, RunReport, UnitCursor
+from tests.conftest import Counting
 from tests.fakes.dovecot import PASSWORD, Dovecot, dovecot_missing
-from tests.integration.test_pipeline import Counting
 
 pytestmark = [pytest.mark.django_db,
               pytest.mark.skipif(dovecot_missing() is not None, reason=str(dovecot_missing()))]
@@ -199,6 +199,50 @@ def test_a_changed_uidvalidity_re_reads_the_folder_without_duplicating_items(box
     assert new_cursors.keys() == cursors.keys()
     assert all(new_cursors[unit] != cursors[unit] for unit in cursors)
     assert pipeline.run("mail-home", summarizer=model).units_changed == 0
+
+
+def thread_keys():
+    """`<source>:<thread id>` of every thread the connector has stored (its cursors' unit ids)."""
+    return {f"mail-home:{unit}" for unit in UnitCursor.objects.filter(connector="mail-home").values_list("unit_id",
+                                                                                                          flat=True)}
+
+
+def test_a_thread_is_one_document_keyed_by_its_source_and_thread(box, configure):
+    """SPEC §1: a thread's key is `<source>:<thread id>`, without the `#<first block>` that
+    the segments of an agent session carry."""
+    box.append(ORIGINAL, when=at(0))
+    box.append(ANSWER, when=at(60))
+    box.append(NEWSLETTER, when=at(30))
+    pipeline.run("mail-home", summarizer=Counting())
+    keys = set(Item.objects.values_list("key", flat=True))
+    assert len(keys) == 2 and keys == thread_keys()
+    assert not any("#" in key for key in keys)
+
+
+def test_an_item_stored_under_an_old_hash_zero_key_is_renamed_not_duplicated(box, configure):
+    """A library written before keys followed SPEC §1 holds `<source>:<thread>#0`. Re-read with
+    no change (after `connector reset`), the item takes its new key at no model call; a new
+    message updates the same item. Its id never changes and no second item appears."""
+    box.append(ORIGINAL, when=at(0))
+    box.append(NEWSLETTER, when=at(30))
+    model = Counting()
+    pipeline.run("mail-home", summarizer=model)
+    thread = thread_item("<q2-1@example.org>")
+    newsletter = thread_item("<news-7@lists.example.org>")
+    for item in (thread, newsletter):
+        Item.objects.filter(pk=item.pk).update(key=f"{item.key}#0")       # as an older version stored them
+
+    UnitCursor.objects.filter(connector="mail-home").delete()               # `jezero connector reset mail-home`
+    report = pipeline.run("mail-home", summarizer=model)
+    assert (report.units_stored, report.model_calls, report.segments_unchanged) == (2, 0, 2)
+    assert dict(Item.objects.values_list("key", "pk")) == {thread.key: thread.pk, newsletter.key: newsletter.pk}
+
+    Item.objects.filter(pk=thread.pk).update(key=f"{thread.key}#0")
+    box.append(ANSWER, when=at(60))
+    report = pipeline.run("mail-home", summarizer=model)
+    assert (report.units_changed, report.model_calls) == (1, 1)
+    assert dict(Item.objects.values_list("key", "pk")) == {thread.key: thread.pk, newsletter.key: newsletter.pk}
+    assert "Fine by me if catering fits in the 40k." in Item.objects.get(pk=thread.pk).original
 
 
 def test_since_leaves_older_mail_out(box, configure):

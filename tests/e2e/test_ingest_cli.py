@@ -13,16 +13,29 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import wait_until
+
 JEZERO = Path(sys.executable).with_name("jezero")
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO / "tests" / "fixtures" / "real"   # real public transcripts (SOURCES.md there)
 CLAUDE_7 = "2b4ed4c0-b905-41de-9238-273db3ec737a"
 
-# A stand-in for an agent CLI (`claude -p`): reads the prompt, waits, prints a JSON record.
-SLOW_AGENT = """
+# A stand-in for an agent CLI (`claude -p`): reads the prompt and prints a JSON record at
+# once, except on call number argv[2]: that call says so (a file `held` in the folder argv[1])
+# and hangs until the test releases it (a file `release`), then fails.
+HOLDING_AGENT = """
 import json, sys, time
+from pathlib import Path
 prompt = sys.stdin.read()
-time.sleep(float(sys.argv[1]))
+here, hold_at = Path(sys.argv[1]), int(sys.argv[2])
+with open(here / "calls", "a") as calls:
+    calls.write(".")
+if (here / "calls").stat().st_size == hold_at:
+    (here / "held").touch()
+    deadline = time.monotonic() + 120   # should the test never release it
+    while not (here / "release").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    sys.exit(1)
 print("```json")
 print(json.dumps({"title": "Checked claude -p tools", "summary": "Looked at what claude -p can do. It works.",
                   "questions": ["Can claude -p use WebSearch?"], "atoms": [{"kind": "fact", "text": "claude -p works"}],
@@ -144,20 +157,28 @@ def test_killing_a_run_leaves_no_partial_unit(setup):
     for session in sessions:
         add_session(setup, "claude_6.jsonl", session)
     agent = setup.tmp / "agent.py"
-    agent.write_text(SLOW_AGENT)
+    agent.write_text(HOLDING_AGENT)
+    # claude_6 makes four segments at 2,000 characters and the calls run one at a time, in
+    # order: the tenth call is the second segment of the third unit, which is then half done.
     setup.configure(f'\n[summarizer]\nprovider = "command"\nmodel = "fake"\nmax_concurrency = 1\n'
-                    f'max_input_chars = 2000\ncommand = ["{sys.executable}", "{agent}", "0.15"]\n')
+                    f'max_input_chars = 2000\ncommand = ["{sys.executable}", "{agent}", "{setup.tmp}", "10"]\n')
     proc = subprocess.Popen([str(JEZERO), "run"], env=setup.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     db = setup.data / "jezero.sqlite3"
-    deadline = time.time() + 60
-    stored = 0
-    while time.time() < deadline and stored < 2:
-        time.sleep(0.1)
+
+    def stored():
         with sqlite3.connect(db, timeout=10) as conn:
-            stored = conn.execute("SELECT count(*) FROM unit_cursors").fetchone()[0]
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=10)
-    assert 2 <= stored < len(sessions), "the run should have been killed part-way"
+            return conn.execute("SELECT count(*) FROM unit_cursors").fetchone()[0]
+
+    try:
+        wait_until(lambda: (setup.tmp / "held").exists() and stored() == 2, timeout=60,
+                   what="two units stored and the run waiting on the third")
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        (setup.tmp / "release").touch()   # the held agent, orphaned by the kill, ends
+        proc.kill()
+        proc.wait(timeout=10)
+    assert stored() == 2
 
     with sqlite3.connect(db) as conn:
         cursors = {row[0] for row in conn.execute("SELECT unit_id FROM unit_cursors")}

@@ -4,16 +4,16 @@ official MCP SDK's client: the four tools, tokens, source isolation, ten agents 
 import asyncio
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx2 as httpx
 import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+
+from tests.e2e.conftest import free_port, wait_for_health
 
 JEZERO = Path(sys.executable).with_name("jezero")
 RECORDS = {
@@ -33,12 +33,6 @@ RECORDS = {
          "original": "user: the invoice covers the zeppelin tracking pixel"},
     ],
 }
-
-
-def _free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -66,20 +60,15 @@ def server(tmp_path_factory):
     }
     jezero("client", "revoke", "gone")
     ids = {r["key"]: r["id"] for r in json.loads(jezero("timeline", "--json"))["results"]}
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen([str(JEZERO), "serve", "--bind", f"127.0.0.1:{port}", "--workers", "2"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        try:
-            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    else:
+    try:
+        wait_for_health(url, proc)
+    except AssertionError:
         proc.kill()
-        pytest.fail("the server did not start")
+        raise
     yield {"url": url, "tokens": tokens, "ids": ids, "jezero": jezero}
     proc.terminate()
     proc.wait(timeout=20)

@@ -6,7 +6,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -15,6 +14,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import wait_until
+from tests.e2e.conftest import free_port, wait_for_health
 
 JEZERO = Path(sys.executable).with_name("jezero")
 PLUGINS = Path(__file__).resolve().parents[2] / "plugins"
@@ -34,12 +36,6 @@ RECORDS = [
      "project": "recipes", "occurred_at": "2026-07-01T09:00:00Z"},
 ]
 CONNECTOR = '\n[[connectors]]\nname = "uploads-laptop"\ntype = "upload"\nsettle_minutes = 0\nmin_chars = 0\n'
-
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class Library:
@@ -64,16 +60,7 @@ class Library:
         bind = self.url.removeprefix("http://")
         self.process = subprocess.Popen([str(JEZERO), "serve", "--bind", bind, "--workers", "1"], env=self.env,
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            assert self.process.poll() is None, "jezero serve exited"
-            try:
-                with urllib.request.urlopen(self.url + "/health", timeout=2) as response:
-                    if response.status == 200:
-                        return
-            except (urllib.error.URLError, OSError):
-                time.sleep(0.2)
-        raise AssertionError("jezero serve did not answer /health within 30 s")
+        wait_for_health(self.url, self.process)
 
     def stop(self):
         if self.process is not None and self.process.poll() is None:
@@ -138,14 +125,8 @@ def payload(event, session_id, tmp_path, **extra):
 def wait_for_upload(env, session_id, timeout=15.0):
     """The detached uploader records the server's answer in the session's state file."""
     path = Path(env["JEZERO_PLUGIN_STATE"]) / f"{session_id}.json"
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if path.exists():
-            upload = json.loads(path.read_text()).get("last_upload")
-            if upload:
-                return upload
-        time.sleep(0.1)
-    raise AssertionError("no upload recorded for %s" % session_id)
+    return wait_until(lambda: path.exists() and json.loads(path.read_text()).get("last_upload"), timeout=timeout,
+                      what="an upload recorded for %s" % session_id)
 
 
 def test_session_start_shows_the_projects_newest_items(library, device, tmp_path):
@@ -214,9 +195,8 @@ def test_with_the_server_down_every_hook_is_silent_and_quick(library, device, tm
         assert out == "" and took < 2.5
     # Both background uploads (Stop's waits two seconds for the transcript to settle) failed quietly.
     log = Path(device["JEZERO_PLUGIN_STATE"]) / "plugin.log"
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and (not log.exists() or log.read_text().count("session=s4 failed") < 2):
-        time.sleep(0.1)
+    wait_until(lambda: log.exists() and log.read_text().count("session=s4 failed") >= 2, timeout=10,
+               what="both uploads to fail")
     assert log.read_text().count("session=s4 failed: unreachable") == 2
 
 

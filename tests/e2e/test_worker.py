@@ -3,11 +3,11 @@
 
 import os
 import signal
-import sqlite3  # the bundled SQLite (jezero_site is loaded by pytest-django first)
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+from tests.e2e.conftest import wait_for_heartbeat
 
 JEZERO = Path(sys.executable).with_name("jezero")
 
@@ -18,13 +18,10 @@ def test_the_worker_beats_and_stops_cleanly(tmp_path):
     subprocess.run([str(JEZERO), "init"], env=env, check=True, capture_output=True, timeout=60)
     worker = subprocess.Popen([str(JEZERO), "worker"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                               text=True)
-    beat = None
-    deadline = time.time() + 30
-    while time.time() < deadline and beat is None:
-        time.sleep(0.2)
-        with sqlite3.connect(tmp_path / "data" / "jezero.sqlite3", timeout=10) as db:
-            row = db.execute("SELECT value FROM store_state WHERE key = 'worker_heartbeat'").fetchone()
-        beat = row and row[0]
+    try:
+        beat = wait_for_heartbeat(tmp_path / "data" / "jezero.sqlite3", worker)
+    except AssertionError:
+        beat = None   # the worker's stderr below says why
     worker.send_signal(signal.SIGTERM)
     _, err = worker.communicate(timeout=30)
     assert beat, err

@@ -17,7 +17,8 @@ from connectors import registry
 from jezero_site.config import validate
 from library.ingest import pipeline
 from library.models import Item
-from tests.fakes.model_server import ModelServer, openai_reply
+from tests.fakes import hermes_db, opencode_db
+from tests.fakes.model_server import ModelServer, anthropic_tool_reply, openai_reply
 
 pytestmark = pytest.mark.django_db
 
@@ -46,12 +47,10 @@ def model(monkeypatch):
 def _database(ctype, tmp_path):
     """A Hermes or OpenCode database with one working session, built the way the agent writes it."""
     if ctype == "hermes":
-        from tests.unit.test_connector_hermes import HermesDb, a_working_session
-        db = HermesDb(tmp_path / ".hermes" / "state.db")
+        db, fill = hermes_db.HermesDb(tmp_path / ".hermes" / "state.db"), hermes_db.a_working_session
     else:
-        from tests.unit.test_connector_opencode import OpenCodeDb, a_working_session
-        db = OpenCodeDb(tmp_path / "opencode" / "opencode.db")
-    a_working_session(db)
+        db, fill = opencode_db.OpenCodeDb(tmp_path / "opencode" / "opencode.db"), opencode_db.a_working_session
+    fill(db)
     db.conn.close()
     return db.path
 
@@ -95,8 +94,6 @@ def test_a_connector_runs_end_to_end_with_a_model_behind_the_real_sdk(ctype, tmp
 
 
 def test_the_anthropic_provider_end_to_end_through_the_pipeline(tmp_path, settings, monkeypatch):
-    from tests.fakes.model_server import anthropic_tool_reply
-
     server = ModelServer().start()
     try:
         server.script(*[anthropic_tool_reply(RECORD) for _ in range(50)])

@@ -2,56 +2,17 @@
 on a `Job` row — enqueued after commit, with throttled progress, ending done with the
 service's report or failed with the error."""
 
-import os
-import shutil
-import time
-from pathlib import Path
-
 import pytest
 
-from jezero_site.config import validate
 from library import jobs, search
 from library.errors import BadInput
 from library.ingest.pipeline import RunRefused
 from library.ingest.summarize import NotConfigured
 from library.models import Item, Job, RunReport, UnitCursor
 from tests.conftest import make_item
+from tests.integration.conftest import SECRET, configure, summarizer
 
 pytestmark = pytest.mark.django_db
-
-REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO / "tests" / "fixtures" / "real"   # real public transcripts (SOURCES.md there)
-SESSIONS = {"claude_6.jsonl": "03eb5929-52b3-4b13-ada3-b93ae35806b8",
-            "claude_7.jsonl": "2b4ed4c0-b905-41de-9238-273db3ec737a",
-            "claude_10.jsonl": "3680252d-d4e3-4416-bddd-8f5b5b4fdb7f"}
-SECRET = "ghp_aB3dE5gH7jK9mN1pQ3rS5tU7vW9xY1zA2bC4"
-
-
-def sessions_folder(tmp_path):
-    """A Claude Code projects folder holding three real sessions, modified two days ago (settled)."""
-    project = tmp_path / "projects" / "-src-experiments"
-    project.mkdir(parents=True)
-    for name, session in SESSIONS.items():
-        target = project / f"{session}.jsonl"
-        shutil.copyfile(SHARED / name, target)
-        old = time.time() - 2 * 86_400
-        os.utime(target, (old, old))
-    return tmp_path / "projects"
-
-
-def configure(settings, *connectors):
-    settings.JEZERO = {**settings.JEZERO, "connectors": validate({"connectors": list(connectors)})["connectors"]}
-
-
-def summarizer(settings, **values):
-    settings.JEZERO = {**settings.JEZERO, "summarizer": {**settings.JEZERO["summarizer"], **values}}
-
-
-@pytest.fixture
-def laptop(settings, tmp_path):
-    """A configured claude_code connector `agent-laptop` over real sessions."""
-    configure(settings, {"name": "agent-laptop", "type": "claude_code", "path": str(sessions_folder(tmp_path))})
-    return "agent-laptop"
 
 
 @pytest.fixture

@@ -2,63 +2,23 @@
 real extractive summariser, the real database and index."""
 
 import json
-import os
-import shutil
-import threading
-import time
-from pathlib import Path
 
 import pytest
 
 from jezero_site.config import validate
 from library import store
 from library.ingest import pipeline
-from library.ingest.summarize import SummaryError
-from library.ingest.summarize.extractive import ExtractiveSummarizer
 from library.models import Item, RunReport, UnitCursor
+from tests.conftest import REAL_FIXTURES, Counting
+from tests.integration.conftest import SESSIONS, TWO_DAYS, age, sessions_folder, summarizer
 
 pytestmark = pytest.mark.django_db
-
-REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO / "tests" / "fixtures" / "real"   # real public transcripts (SOURCES.md there)
-SESSIONS = {"claude_6.jsonl": "03eb5929-52b3-4b13-ada3-b93ae35806b8",
-            "claude_7.jsonl": "2b4ed4c0-b905-41de-9238-273db3ec737a",
-            "claude_10.jsonl": "3680252d-d4e3-4416-bddd-8f5b5b4fdb7f"}
-TWO_DAYS = 2 * 86_400
-
-
-class Counting:
-    """The real extractive summariser, counting (and optionally failing) calls."""
-
-    def __init__(self, fail_when=None):
-        self.inner = ExtractiveSummarizer()
-        self.name = self.inner.name
-        self.requests = []
-        self.fail_when = fail_when
-        self.lock = threading.Lock()
-
-    def summarize(self, request):
-        with self.lock:
-            self.requests.append(request)
-        if self.fail_when and self.fail_when in request.document:
-            raise SummaryError("the model answered 400 (test)")
-        return self.inner.summarize(request)
-
-
-def age(path, seconds=TWO_DAYS):
-    old = time.time() - seconds
-    os.utime(path, (old, old))
 
 
 @pytest.fixture
 def folder(tmp_path):
     """A projects folder holding three real sessions, settled (modified two days ago)."""
-    project = tmp_path / "projects" / "-src-experiments"
-    project.mkdir(parents=True)
-    for name, session in SESSIONS.items():
-        shutil.copyfile(SHARED / name, project / f"{session}.jsonl")
-        age(project / f"{session}.jsonl")
-    return tmp_path / "projects"
+    return sessions_folder(tmp_path)
 
 
 @pytest.fixture
@@ -70,10 +30,6 @@ def connector(settings, folder):
 
     configure()
     return configure
-
-
-def summary_config(settings, **values):
-    settings.JEZERO = {**settings.JEZERO, "summarizer": {**settings.JEZERO["summarizer"], **values}}
 
 
 def test_a_run_stores_one_item_per_segment_and_moves_the_cursor(connector):
@@ -113,13 +69,13 @@ def test_a_growing_session_costs_the_theoretical_minimum(settings, connector, fo
     """Cut a real transcript at several points and run after each cut: the calls equal one
     per new segment plus one per change of the last segment; earlier items keep ids and hashes.
     (The cuts start after the point where this session's user rewound and re-asked.)"""
-    summary_config(settings, max_input_chars=1_000)
+    summarizer(settings, max_input_chars=1_000)
     session = SESSIONS["claude_6.jsonl"]
     path = folder / "-src-experiments" / f"{session}.jsonl"
     for other in SESSIONS.values():
         if other != session:
             (folder / "-src-experiments" / f"{other}.jsonl").unlink()
-    lines = (SHARED / "claude_6.jsonl").read_bytes().splitlines(keepends=True)
+    lines = (REAL_FIXTURES / "claude_6.jsonl").read_bytes().splitlines(keepends=True)
     model = Counting()
     previous = {}                                    # key → (id, hash) after the last run
     for cut in (39, 42, 45, 48, 51, 54, 57, len(lines)):
@@ -186,7 +142,7 @@ def test_a_limit_stops_the_run_and_says_so(connector):
 
 def test_the_daily_token_budget_stops_calls(settings, connector):
     RunReport.objects.create(connector="agent-laptop", stats={"input_tokens": 900, "output_tokens": 200})
-    summary_config(settings, daily_token_budget=1_000)
+    summarizer(settings, daily_token_budget=1_000)
     report = pipeline.run("agent-laptop", summarizer=Counting())
     assert "daily token budget" in report.budget_stopped and report.model_calls == 0
 
@@ -199,7 +155,7 @@ def test_settling_units_are_left_for_later(connector, folder):
 
 
 def test_a_run_refuses_to_start_without_a_model(settings, connector):
-    summary_config(settings, provider="anthropic", model=None)
+    summarizer(settings, provider="anthropic", model=None)
     with pytest.raises(pipeline.RunRefused, match="summarizer.model must be set"):
         pipeline.run("agent-laptop")
     assert RunReport.objects.count() == 0
@@ -247,7 +203,7 @@ def test_projects_come_from_the_hints(settings, connector):
 
 
 def test_segments_that_disappear_are_removed_with_their_unit(settings, connector, folder):
-    summary_config(settings, max_input_chars=1_500)
+    summarizer(settings, max_input_chars=1_500)
     pipeline.run("agent-laptop", summarizer=Counting())
     session = SESSIONS["claude_6.jsonl"]
     before = Item.objects.filter(original_ref=session).count()

@@ -13,6 +13,7 @@ import pytest
 from jezero_site.config import validate
 from library.ingest.summarize import SummaryError, SummaryRequest, get_summarizer
 from library.ingest.summarize.prompt import JSON_INSTRUCTIONS, SYSTEM_PROMPT
+from tests.conftest import wait_until
 
 RECORD = {
     "title": "Rename the settings module",
@@ -97,6 +98,8 @@ def test_output_without_a_record_fails(tmp_path):
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process states from /proc")
 def test_a_hanging_agent_is_stopped_at_the_timeout_with_its_children(tmp_path):
     """timeout_seconds bounds the call; the process group is killed, so no agent is left running."""
+    # The agent and its child hang: a minute's sleep stands for "never answers" (and ends
+    # the processes by itself should the kill fail, rather than leaving them for good).
     command = agent(tmp_path, """
         import os, subprocess, time
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
@@ -109,19 +112,13 @@ def test_a_hanging_agent_is_stopped_at_the_timeout_with_its_children(tmp_path):
     assert time.monotonic() - started < 5
 
     for pid in json.loads((tmp_path / "pids.json").read_text()):
-        assert not _running(pid)
+        wait_until(lambda pid=pid: not _running(pid), timeout=2, what=f"the killed process {pid} to end")
 
 
 def _running(pid):
     """True while `pid` runs; a zombie waiting for its reaper counts as stopped."""
-    deadline = time.monotonic() + 2
-    while time.monotonic() < deadline:
-        stat = Path(f"/proc/{pid}/stat")
-        try:
-            state = stat.read_text().rsplit(")", 1)[1].split()[0]
-        except (FileNotFoundError, ProcessLookupError):
-            return False
-        if state in ("Z", "X"):
-            return False
-        time.sleep(0.05)
-    return True
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state not in ("Z", "X")

@@ -13,13 +13,6 @@ from tests.conftest import days_ago, make_item
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def people(client, django_user_model):
-    staff = django_user_model.objects.create_user("ana", password="pw-ana-123456", is_staff=True)
-    plain = django_user_model.objects.create_user("tomas", password="pw-tomas-123456")
-    return {"staff": staff, "plain": plain}
-
-
 def as_person(client, user):
     if user is not None:
         client.force_login(user)
@@ -62,6 +55,8 @@ def test_people_can_read_every_page(client, people, library, who, path):
 
 
 def test_login_with_the_username_and_password_fields(client, people):
+    people["plain"].set_password("pw-tomas-123456")
+    people["plain"].save()
     response = client.post("/login/", {"username": "tomas", "password": "pw-tomas-123456"})
     assert response.status_code == 302 and response["Location"] == "/"
     assert client.get("/").status_code == 200

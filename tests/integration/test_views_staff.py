@@ -14,16 +14,9 @@ from library import search
 from library.access import clients
 from library.models import Client, InboxSession, Item, Job, RunReport, UnitCursor
 from tests.conftest import days_ago, make_item
-from tests.integration.test_jobs import SECRET, configure, sessions_folder, summarizer
+from tests.integration.conftest import SECRET, configure, summarizer
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def people(django_user_model):
-    staff = django_user_model.objects.create_user("ana", is_staff=True)
-    plain = django_user_model.objects.create_user("tomas")
-    return {"staff": staff, "plain": plain}
 
 
 def browser(user=None, **options):
@@ -56,12 +49,6 @@ def commit(django_capture_on_commit_callbacks):
         return response
 
     return run
-
-
-@pytest.fixture
-def laptop(settings, tmp_path):
-    configure(settings, {"name": "agent-laptop", "type": "claude_code", "path": str(sessions_folder(tmp_path))})
-    return "agent-laptop"
 
 
 @pytest.fixture

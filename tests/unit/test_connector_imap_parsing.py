@@ -232,3 +232,22 @@ def test_unknown_options_are_accepted():
     connector = imap.ImapConnector(host="imap.example.org", user="alice", password_env="MAIL_PASSWORD",
                                    name="mail-home", type="imap", trust="external", settle_minutes=30)
     assert (connector.port, connector.folders, connector.since, connector.ca_file) == (993, ["INBOX"], None, None)
+
+
+def test_a_thread_is_keyed_as_one_document_even_when_cut_into_segments():
+    """SPEC §1: a thread's item is `<source>:<thread id>`; a thread too long for one segment
+    keeps that key for its first part, and its later parts carry `#<first block>` (a session's
+    segments all do)."""
+    from connectors.base import Block, Unit
+    from library.ingest.pipeline import item_keys, legacy_key
+    from library.ingest.segments import segment
+
+    blocks = [Block(index, "user", f"message {index} " + "x" * 600, T0) for index in range(4)]
+    segments = segment("t1", blocks, 1_300)
+    assert [seg.first_block for seg in segments] == [0, 2]
+    thread = Unit(id="t1", ref="<a@example.org>", fingerprint="f", modified=T0, single_document=True)
+    session = Unit(id="t1", ref="t1", fingerprint="f", modified=T0)
+    assert item_keys("mail-home", thread, segments) == ["mail-home:t1", "mail-home:t1#2"]
+    assert item_keys("mail-home", thread, segments[:1]) == ["mail-home:t1"]
+    assert item_keys("agents", session, segments) == ["agents:t1#0", "agents:t1#2"]
+    assert legacy_key("mail-home", thread) == "mail-home:t1#0"

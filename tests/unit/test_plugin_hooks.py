@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import wait_until
+
 PLUGINS = Path(__file__).resolve().parents[2] / "plugins"
 HOOK = PLUGINS / "claude-code" / "hooks" / "jezero_hook.py"
 NOTIFY = PLUGINS / "codex" / "jezero_notify.py"
@@ -38,6 +40,7 @@ class FakeJezero:
             "/api/v1/sessions": (201, {"source": "uploads-laptop", "session_id": "s1", "version": 1}),
         }
         self.delay = 0.0
+        self.closing = threading.Event()
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -46,7 +49,9 @@ class FakeJezero:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 fake.requests.append({"path": url.path, "query": dict(urllib.parse.parse_qsl(url.query)),
                                       "headers": dict(self.headers), "body": body})
-                time.sleep(fake.delay)
+                # A slow or hanging server is what some tests are about: the answer waits `delay`
+                # seconds, or until the test ends, so no handler outlives its test.
+                fake.closing.wait(fake.delay)
                 status, answer = fake.answers.get(url.path, (404, {"detail": "not found"}))
                 raw = answer if isinstance(answer, bytes) else json.dumps(answer).encode()
                 self.send_response(status)
@@ -65,18 +70,19 @@ class FakeJezero:
         self.thread.start()
 
     def close(self):
+        self.closing.set()
         self.server.shutdown()
         self.server.server_close()
         self.thread.join()
 
     def wait_for(self, path, count=1, timeout=10.0):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        """The requests to `path`, once there are `count` of them."""
+
+        def arrived():
             found = [r for r in self.requests if r["path"] == path]
-            if len(found) >= count:
-                return found
-            time.sleep(0.05)
-        raise AssertionError("no %d request(s) to %s within %.0fs: %r" % (count, path, timeout, self.requests))
+            return found if len(found) >= count else None
+
+        return wait_until(arrived, timeout=timeout, what="%d request(s) to %s" % (count, path))
 
 
 @pytest.fixture
@@ -99,17 +105,30 @@ def env(tmp_path, fake):
     assert leftover == [], "a test left an uploader sleeping until the end of its 15-minute window"
 
 
-def scheduled_uploaders(marker):
-    """Pids of detached uploaders waiting for a scheduled time whose job mentions `marker` (Linux /proc)."""
+def uploaders(marker, scheduled_only=False):
+    """Pids of the detached uploaders alive whose job mentions `marker`, or only those waiting
+    for a scheduled time (Linux /proc; a zombie has no command line and does not count)."""
     pids = []
     for name in os.listdir("/proc") if os.path.isdir("/proc") else []:
         try:
             command = Path("/proc", name, "cmdline").read_bytes().decode("utf-8", "replace")
         except OSError:
             continue
-        if name.isdigit() and "jezero_client.py" in command and marker in command and '"at": ' in command:
+        if name.isdigit() and "jezero_client.py" in command and marker in command and (
+                '"at": ' in command or not scheduled_only):
             pids.append(int(name))
     return pids
+
+
+def scheduled_uploaders(marker):
+    return uploaders(marker, scheduled_only=True)
+
+
+def uploads_done(marker, timeout=10.0):
+    """Wait until no uploader whose job mentions `marker` is running. The hook starts its
+    uploader before it exits, so once the hook has returned and this has, every upload it
+    started has reached the server (or given up): what has not arrived never will."""
+    wait_until(lambda: not uploaders(marker), timeout=timeout, what="the uploaders of %s to finish" % marker)
 
 
 def closed_port():
@@ -136,12 +155,9 @@ def state(env, session_id):
 
 
 def wait_for_state(env, session_id, key, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if key in state(env, session_id):
-            return state(env, session_id)
-        time.sleep(0.05)
-    raise AssertionError("state %s has no %s" % (session_id, key))
+    """The session's state once it holds `key` (the detached uploader writes it when done)."""
+    return wait_until(lambda: key in state(env, session_id) and state(env, session_id), timeout=timeout,
+                      what="%s in the state of %s" % (key, session_id))
 
 
 def start_payload(tmp_path, **extra):
@@ -250,6 +266,7 @@ def test_without_configuration_every_hook_is_silent(fake, env, tmp_path, transcr
     del env["JEZERO_URL"], env["JEZERO_TOKEN"]
     for out, took in every_event(tmp_path, env):
         assert out == "" and took < 2.5
+    uploads_done(str(tmp_path))
     assert fake.requests == []
     assert not Path(env["JEZERO_PLUGIN_STATE"]).exists()
 
@@ -343,6 +360,8 @@ def test_stop_uploads_once_and_then_waits_for_the_window(fake, env, tmp_path, tr
     hook("Stop", payload, env)
     assert state(env, "s1")["upload_started_at"] == started
     assert state(env, "s1")["upload_pending_at"] == pending
+    uploads_done(str(tmp_path))
+    assert len(fake.requests) == 1
 
 
 def test_a_scheduled_upload_sends_the_grown_transcript_when_its_time_comes(fake, env, tmp_path, transcript):
@@ -378,8 +397,9 @@ def test_a_refused_upload_is_recorded_and_the_agent_never_knows(fake, env, tmp_p
 def test_a_missing_transcript_uploads_nothing(fake, env, tmp_path):
     """transcript_path that does not exist (yet) → no upload, no output."""
     assert hook("SessionEnd", start_payload(tmp_path, hook_event_name="SessionEnd"), env)[0] == ""
-    time.sleep(0.3)  # a child, had one been started, would have connected by now
+    uploads_done(str(tmp_path))
     assert fake.requests == []
+    assert state(env, "s1") == {}  # no upload was even planned
 
 
 # --- Codex notify -----------------------------------------------------------------------------------
@@ -423,6 +443,7 @@ def test_codex_notify_uploads_the_threads_rollout_once_per_window(fake, env, rol
     path.write_text(json.dumps({**recorded, "upload_pending_at": first + 900}))
     notify(turn(), env)
     assert state(env, THREAD)["upload_started_at"] == first
+    uploads_done(env["CODEX_HOME"])
     assert len(fake.requests) == 1
 
 
@@ -431,6 +452,7 @@ def test_codex_notify_uploads_the_threads_rollout_once_per_window(fake, env, rol
 def test_codex_notify_ignores_what_it_cannot_use(fake, env, rollout, argument):
     """Bad JSON, other events, no thread id → exit 0, no output, no request."""
     notify(argument, env)
+    uploads_done(env["CODEX_HOME"])
     assert fake.requests == []
 
 
@@ -439,8 +461,9 @@ def test_codex_notify_without_a_rollout_or_configuration_does_nothing(fake, env,
     notify(turn(thread="11111111-2222-3333-4444-555555555555"), env)
     del env["JEZERO_URL"], env["JEZERO_TOKEN"]
     notify(turn(), env)
-    time.sleep(0.3)
+    uploads_done(env["CODEX_HOME"])
     assert fake.requests == []
+    assert state(env, THREAD) == {}  # no upload was even planned
 
 
 def test_codex_notify_passes_the_turn_to_a_chained_notify_program(fake, env, rollout, tmp_path):
@@ -449,7 +472,5 @@ def test_codex_notify_passes_the_turn_to_a_chained_notify_program(fake, env, rol
     program = "import sys; open(sys.argv[1], 'w').write(sys.argv[2])"
     notify(turn(), env, sys.executable, "-c", program, str(seen))
     fake.wait_for("/api/v1/sessions")
-    deadline = time.monotonic() + 5
-    while not seen.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(seen.exists, timeout=5, what="the chained program to write its file")
     assert json.loads(seen.read_text())["thread-id"] == THREAD

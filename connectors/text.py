@@ -1,0 +1,54 @@
+"""Small text and time helpers every connector uses: text that is safe to hash and store,
+the first line of a text, and the times sources write (ISO 8601 strings, epoch numbers).
+All are pure functions that never raise for bad input. No Django here.
+"""
+
+import math
+from datetime import UTC, datetime
+
+# How long `one_line` keeps a line by default: a tool line's detail (SPEC §2: one short line).
+ONE_LINE_CHARS = 300
+_EPOCH_MAX = 4_102_444_800      # 2100-01-01: a larger "seconds" value is garbage (or milliseconds)
+
+
+def safe_text(text):
+    """`text` encodable as UTF-8: JSON may carry lone surrogates (a string cut mid-emoji),
+    which would break hashing and storage later; they become U+FFFD."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return text
+
+
+def one_line(text, limit=ONE_LINE_CHARS):
+    """The first non-blank line of `text`, trimmed to `limit` characters (with an ellipsis);
+    "" when `text` is not a string."""
+    if not isinstance(text, str):
+        return ""
+    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def parse_time(value):
+    """An ISO 8601 string as an aware UTC datetime; naive means UTC; None when unusable."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
+
+
+def epoch_time(value, *, millis=False):
+    """Epoch seconds (or milliseconds) as an aware UTC datetime; None when unusable (not a
+    number, not finite, before 1970 or after 2100)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    seconds = value / 1000 if millis else value
+    if not math.isfinite(seconds) or not 0 < seconds < _EPOCH_MAX:
+        return None
+    return datetime.fromtimestamp(seconds, tz=UTC)

@@ -1,0 +1,51 @@
+"""Helpers the end-to-end tests share: a free port on loopback, and waits for a started
+Jezero to be up (`/health` answering, the worker's heartbeat in the database) that go on
+the moment it is, and fail at once if the process died instead."""
+
+import json
+import socket
+import sqlite3  # the bundled SQLite (jezero_site is loaded by pytest-django first)
+import urllib.error
+import urllib.request
+
+from tests.conftest import wait_until
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _alive(process):
+    if process.poll() is not None:
+        raise AssertionError(f"{' '.join(map(str, process.args))} exited with {process.returncode}")
+
+
+def wait_for_health(url, process, *, timeout=30, until=lambda body: True):
+    """The JSON body of `url`/health once it answers 200 and `until(body)` holds. Fails when
+    `process` (the server) exits first or `timeout` seconds pass."""
+
+    def healthy():
+        _alive(process)
+        try:
+            with urllib.request.urlopen(f"{url}/health", timeout=2) as response:
+                body = json.loads(response.read())
+        except (urllib.error.URLError, OSError):   # not listening yet (an HTTPError is an OSError)
+            return None
+        return body if until(body) else None
+
+    return wait_until(healthy, timeout=timeout, what=f"{url}/health to answer 200")
+
+
+def heartbeat(database):
+    """The worker's last heartbeat recorded in `database`, or None."""
+    with sqlite3.connect(database, timeout=10) as db:
+        row = db.execute("SELECT value FROM store_state WHERE key = 'worker_heartbeat'").fetchone()
+    return row and row[0]
+
+
+def wait_for_heartbeat(database, process, *, timeout=30):
+    """The worker's first heartbeat, once `process` has written it to `database`."""
+    return wait_until(lambda: _alive(process) or heartbeat(database), timeout=timeout,
+                      what="the worker's heartbeat")

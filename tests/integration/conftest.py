@@ -1,0 +1,64 @@
+"""Helpers the integration tests share: a folder of real Claude Code sessions and the
+`agent-laptop` connector over it, the settings a test changes (connectors, summariser), and
+the people every page is tried with (a staff user and a plain user; the anonymous visitor
+is the bare `client`)."""
+
+import os
+import shutil
+import time
+
+import pytest
+
+from jezero_site.config import validate
+from tests.conftest import REAL_FIXTURES
+
+# Three real sessions (tests/fixtures/real/SOURCES.md), by the session id Claude Code names them with.
+SESSIONS = {"claude_6.jsonl": "03eb5929-52b3-4b13-ada3-b93ae35806b8",
+            "claude_7.jsonl": "2b4ed4c0-b905-41de-9238-273db3ec737a",
+            "claude_10.jsonl": "3680252d-d4e3-4416-bddd-8f5b5b4fdb7f"}
+TWO_DAYS = 2 * 86_400
+# A GitHub token's shape: the redactor must catch it wherever it appears.
+SECRET = "ghp_aB3dE5gH7jK9mN1pQ3rS5tU7vW9xY1zA2bC4"
+
+
+def age(path, seconds=TWO_DAYS):
+    """Set a file's modification time `seconds` back, so a connector finds it settled."""
+    old = time.time() - seconds
+    os.utime(path, (old, old))
+
+
+def sessions_folder(tmp_path):
+    """A Claude Code projects folder holding three real sessions, modified two days ago (settled)."""
+    project = tmp_path / "projects" / "-src-experiments"
+    project.mkdir(parents=True)
+    for name, session in SESSIONS.items():
+        target = project / f"{session}.jsonl"
+        shutil.copyfile(REAL_FIXTURES / name, target)
+        age(target)
+    return tmp_path / "projects"
+
+
+def configure(settings, *connectors):
+    """Replace the configured connectors (each a dict as in jezero.toml, validated as at start-up)."""
+    settings.JEZERO = {**settings.JEZERO, "connectors": validate({"connectors": list(connectors)})["connectors"]}
+
+
+def summarizer(settings, **values):
+    """Change keys of the `[summarizer]` configuration for one test."""
+    settings.JEZERO = {**settings.JEZERO, "summarizer": {**settings.JEZERO["summarizer"], **values}}
+
+
+@pytest.fixture
+def laptop(settings, tmp_path):
+    """A configured claude_code connector `agent-laptop` over real sessions."""
+    configure(settings, {"name": "agent-laptop", "type": "claude_code", "path": str(sessions_folder(tmp_path))})
+    return "agent-laptop"
+
+
+@pytest.fixture
+def people(django_user_model):
+    """A staff user (ana) and a plain user (tomas). Tests log them in with `force_login`; they
+    have no password, because hashing one costs a good part of a second."""
+    staff = django_user_model.objects.create_user("ana", is_staff=True)
+    plain = django_user_model.objects.create_user("tomas")
+    return {"staff": staff, "plain": plain}

@@ -70,13 +70,13 @@ class MarkdownConnector:
     def discover(self):
         """Yield one `Unit` per matching file (one stat each), sorted by relative path."""
         if self.root.is_file():
-            unit = file_unit(self.root, self.root.name, str(self.root))
+            unit = file_unit(self.root, self.root.name, str(self.root), single_document=True)
             if unit is not None:
                 yield unit
             return
         for relative, path in sorted(_walk(self.root)):
             if self._matches(relative):
-                unit = file_unit(path, relative, str(path))
+                unit = file_unit(path, relative, str(path), single_document=True)
                 if unit is not None:
                     yield unit
 

@@ -2,8 +2,8 @@
 
 Each type registers its class in `CONNECTOR_TYPES`; every class satisfies `base.Connector`
 (it takes the expanded `path` and the rest of the connector's configuration as keyword
-options, ignoring those it does not use). The `upload` type is not here: its units live in
-the library's inbox, which the pipeline reads directly.
+options, ignoring those it does not use). The names are `types.TYPES`; the `upload` type is
+not here: its units live in the library's inbox, which the pipeline reads directly.
 """
 
 import os

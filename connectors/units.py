@@ -10,14 +10,16 @@ from pathlib import Path
 from .base import Unit
 
 
-def file_unit(path, unit_id, ref):
-    """A `Unit` for a file from one stat: fingerprint `size:mtime_ns`. None if it vanished."""
+def file_unit(path, unit_id, ref, *, single_document=False):
+    """A `Unit` for a file from one stat: fingerprint `size:mtime_ns`. None if it vanished.
+    `single_document`: a task or a note, keyed `<source>:<unit>` (SPEC §1), not a session."""
     try:
         stat = Path(path).stat()
     except OSError:
         return None
     return Unit(id=unit_id, ref=ref, fingerprint=f"{stat.st_size}:{stat.st_mtime_ns}",
-                modified=datetime.fromtimestamp(stat.st_mtime, tz=UTC), path=str(path))
+                modified=datetime.fromtimestamp(stat.st_mtime, tz=UTC), path=str(path),
+                single_document=single_document)
 
 
 _UUID_AT_END = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$", re.IGNORECASE)

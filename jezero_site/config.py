@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from connectors.types import AGENT_TYPES
+from connectors.types import TYPES as CONNECTOR_TYPES
 from library.vocabulary import SLUG_RE, SOURCE_NAME_RE
 
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 TOKENIZERS = ("trigram", "unicode61", "ascii", "porter")
 TOKENIZER_RE = re.compile(r'^[a-z0-9_]+( ([a-z0-9_]+|"[^"\']*"))*$')
 
-AGENT_TYPES = ("claude_code", "codex", "hermes", "gemini_cli", "pi", "opencode", "specstory", "upload")
-CONNECTOR_TYPES = (*AGENT_TYPES, "imap", "markdown")
 
 
 class ConfigError(ValueError):

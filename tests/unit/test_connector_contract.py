@@ -74,3 +74,12 @@ def test_no_connector_imports_another_connectors_module():
 def test_nothing_in_the_package_imports_django():
     for name, path in modules():
         assert not any(target.split(".")[0] == "django" for target in imported(name, path)), name
+
+
+def test_the_registry_reads_every_configurable_type_but_the_inbox():
+    """One list of type names (connectors.types) for the configuration and the registry."""
+    from connectors import registry, types
+    from jezero_site import config
+
+    assert set(registry.CONNECTOR_TYPES) == set(types.TYPES) - {types.UPLOAD}
+    assert config.CONNECTOR_TYPES == types.TYPES

@@ -201,7 +201,7 @@ def test_a_run_stores_one_item_per_file_with_the_extractive_summariser(settings,
 
     report = pipeline.run("board", summarizer=ExtractiveSummarizer())
     assert (report.units_seen, report.units_stored, report.units_failed) == (3, 3, 0)
-    item = Item.objects.get(key=f"board:{TASK_1}#0")
+    item = Item.objects.get(key=f"board:{TASK_1}")   # a task is a single document (SPEC §1)
     assert item.title == "Set up the login page" and item.trust == "own"
     assert item.original_ref == str(tmp_path / "board" / TASK_1)
     assert item.original.startswith("system: id: task-1; status: Done;")

@@ -293,11 +293,12 @@ def search(query, *, allowed_sources, project=None, source=None, since=None, lim
 
     Returns a SearchResult whose hits carry `matched_in` and a snippet. A query with nothing
     to look up gives no results (`match` and `original_match` None). Raises BadInput for a
-    bad `since` or `limit`. `offset` skips ranked results (the web app's pages; only the
+    query past `terms.clean_query`'s caps, a bad `since` or `limit`. `offset` skips ranked results (the web app's pages; only the
     candidate pools are ever ranked).
     """
     limit = clamp_limit(limit, _search_config()["default_limit"])
     offset = max(int(offset or 0), 0)
+    query = terms.clean_query(query)
     match = build_match_query(query)
     filters = _filters(allowed_sources, project=project, source=source, since=since)
     if records_only:
@@ -515,6 +516,20 @@ def timeline(*, allowed_sources, project=None, source=None, since=None, until=No
         return [_hit(row) for row in cursor.fetchall()]
 
 
+def sources(*, allowed_sources):
+    """Every source the caller may read with its item count, newest date and trust, most
+    recent first (one query)."""
+    filters = _filters(allowed_sources)
+    if filters.empty:
+        return []
+    where = f"WHERE {filters.sql}" if filters.sql else ""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT i.source, count(*), max(i.occurred_at), min(i.trust) FROM items AS i {where} "
+                       f"GROUP BY i.source ORDER BY max(i.occurred_at) DESC, i.source", filters.params)
+        return [{"source": name, "count": count, "latest": from_db(latest), "trust": trust}
+                for name, count, latest, trust in cursor.fetchall()]
+
+
 def projects(*, allowed_sources):
     """Every project with its item count and newest date, most recent first (one query)."""
     filters = _filters(allowed_sources)
@@ -563,7 +578,7 @@ def later(item_id, *, allowed_sources, query=None, limit=None, now=None):
     limit = clamp_limit(limit, LATER_DEFAULT_LIMIT)
     item = _visible_item(item_id, allowed_sources)
     scope = {"project": item.project} if item.project else {"source": item.source}
-    words = query if query and query.strip() else item.title
+    words = terms.clean_query(query) if query and query.strip() else item.title
     filters = _filters(allowed_sources, since=item.occurred_at, **scope)
     hits = _ranked(build_match_query(words), filters, limit=LATER_POOL, recency_weight=0.0, now=now)
     if hits:

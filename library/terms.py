@@ -20,6 +20,7 @@ import re
 import unicodedata
 
 from library import store
+from library.errors import BadInput
 
 STOP_WORDS = frozenset("""
 the and for with that this from have has had was were are is be been being you your yours our ours their them they
@@ -43,6 +44,26 @@ def fold(text):
     """Lowercase, accents stripped."""
     decomposed = unicodedata.normalize("NFKD", text or "")
     return "".join(c for c in decomposed if not unicodedata.combining(c)).lower()
+
+
+MAX_QUERY_CHARS = 1_000   # a query is a few words; this leaves room for a pasted error line
+MAX_TERMS = 32            # terms (words and "phrases") one query may hold
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def clean_query(text):
+    """A query fit to look up: control characters (a NUL ends an FTS5 string) replaced by
+    spaces. Raises BadInput past MAX_QUERY_CHARS characters or MAX_TERMS terms, so that no
+    input costs more than a bounded query."""
+    text = _CONTROL_RE.sub(" ", text or "")
+    if len(text) > MAX_QUERY_CHARS:
+        raise BadInput(f"query: at most {MAX_QUERY_CHARS:,} characters (this one has {len(text):,}); "
+                       "search with two to five distinctive words")
+    count = len(split_terms(text))
+    if count > MAX_TERMS:
+        raise BadInput(f"query: at most {MAX_TERMS} words or \"phrases\" (this one has {count}); "
+                       "search with two to five distinctive words")
+    return text
 
 
 def split_terms(text):
@@ -88,13 +109,10 @@ def build_match_query(text, tokenizer=None):
     term is quoted (quotes inside doubled), so nothing typed acts as an FTS5 operator.
     """
     minimum = store.min_term_length(tokenizer)
-    quoted = []
+    quoted = {}
     for term in split_terms(text):
-        if len(term) < minimum:
-            continue
-        wrapped = _quote(term)
-        if wrapped not in quoted:
-            quoted.append(wrapped)
+        if len(term) >= minimum:
+            quoted.setdefault(_quote(term), None)
     return " OR ".join(quoted) or None
 
 
@@ -126,11 +144,7 @@ def original_terms(text):
                     out.extend(w for w in _WORD_RE.findall(piece) if fold(w) not in STOP_WORDS)
             continue
         out.append(term)
-    unique = []
-    for term in out:
-        if term not in unique:
-            unique.append(term)
-    return unique
+    return list(dict.fromkeys(out))
 
 
 def build_original_query(text):

@@ -46,10 +46,14 @@ _CHECK = "These may be related to this request. Check them with get_item before 
 _WORD = re.compile(r"\w+")
 
 
+PROMPT_CHARS = 10_000   # of a prompt, the start is read (the plugins send no more)
+
+
 def distinctive_words(prompt):
-    """Words of 3+ characters, folded, not stop words, unique in order, at most 20."""
+    """Words of 3+ characters, folded, not stop words, unique in order, at most 20, from the
+    first PROMPT_CHARS characters (a pasted log costs no more than a sentence)."""
     words = []
-    for word in _WORD.findall(fold(prompt)):
+    for word in _WORD.findall(fold((prompt or "")[:PROMPT_CHARS])):
         if len(word) >= 3 and word not in STOP_WORDS and word not in words:
             words.append(word)
             if len(words) == FIRST_PROMPT_MAX_WORDS:

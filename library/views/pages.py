@@ -13,9 +13,13 @@ PAGE_SIZE = 20
 EVERYTHING = lib.ALL_SOURCES  # people may read every source (SPEC §10)
 
 
+MAX_PAGE = 10_000   # 200,000 items deep: past any library's end, and no integer overflow in SQLite
+
+
 def _page(request):
+    """The page asked for, 1 to MAX_PAGE (anything else: the nearest of those, or 1)."""
     try:
-        return max(int(request.GET.get("page", 1)), 1)
+        return min(max(int(request.GET.get("page", 1)), 1), MAX_PAGE)
     except ValueError:
         return 1
 

@@ -87,7 +87,7 @@ def run(coro):
     return asyncio.run(coro)
 
 
-def test_the_four_tools_with_the_instructions(server):
+def test_the_five_tools_with_the_instructions(server):
     async def calls(session):
         tools = await session.list_tools()
         found = await session.call_tool("search", {"query": "analytics consent", "project": "shop-site"})
@@ -99,8 +99,9 @@ def test_the_four_tools_with_the_instructions(server):
 
     init, (tools, found, item, line, newer) = run(_session_call(server["url"], server["tokens"]["all"], calls))
     assert "literal" in init.instructions and "later" in init.instructions and "external" in init.instructions
-    assert sorted(t.name for t in tools.tools) == ["get_item", "later", "search", "timeline"]
+    assert sorted(t.name for t in tools.tools) == ["catalog", "get_item", "later", "search", "timeline"]
     assert all(t.output_schema for t in tools.tools)  # typed, structured outputs
+    assert "catalog" in init.instructions
     assert found.structured_content["match"] == '"analytics" OR "consent"'
     assert found.structured_content["results"][0]["key"] == "agent-laptop:d1"
     assert item.structured_content["title"] == "Keep analytics behind the consent banner"
@@ -109,6 +110,78 @@ def test_the_four_tools_with_the_instructions(server):
     assert line.structured_content["results"][0]["trust"] == "external"
     assert newer.structured_content["matched_by"] == "subject"
     assert "agent-laptop:d2" in [r["key"] for r in newer.structured_content["results"]]
+
+
+def test_every_parameter_is_described_bounded_and_every_tool_read_only(server):
+    """What an agent reads before calling: valid JSON Schemas (checked as the Inspector would,
+    with a JSON Schema validator) with a description on every parameter, limits 1–50, ISO date
+    patterns with examples, and the read-only annotations."""
+    from jsonschema import Draft202012Validator
+
+    async def calls(session):
+        return await session.list_tools()
+
+    _, tools = run(_session_call(server["url"], server["tokens"]["all"], calls))
+    by_name = {tool.name: tool for tool in tools.tools}
+    for tool in tools.tools:
+        Draft202012Validator.check_schema(tool.input_schema)
+        Draft202012Validator.check_schema(tool.output_schema)
+        assert tool.description and len(tool.description) > 60, tool.name
+        for name, prop in tool.input_schema["properties"].items():
+            assert prop.get("description"), f"{tool.name}.{name} has no description"
+        hints = tool.annotations
+        assert (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint, hints.open_world_hint) == (
+            True, False, True, False)
+    limits = [by_name[name].input_schema["properties"]["limit"]["anyOf"][0] for name in ("search", "timeline", "later")]
+    assert all((limit["minimum"], limit["maximum"]) == (1, 50) for limit in limits)
+    since = by_name["search"].input_schema["properties"]["since"]
+    assert since["anyOf"][0]["pattern"] and "2026-11-01" in since["examples"]
+    assert "catalog" in by_name["search"].input_schema["properties"]["project"]["description"]
+    assert "distinctive words" in by_name["search"].input_schema["properties"]["query"]["description"]
+
+
+@pytest.mark.parametrize(("tool", "arguments", "says"), [
+    ("search", {"query": "analytics", "limit": 0}, "greater than or equal to 1"),
+    ("search", {"query": "analytics", "limit": 1000}, "less than or equal to 50"),
+    ("search", {"query": "analytics", "limit": -5}, "greater than or equal to 1"),
+    ("search", {"query": "analytics", "since": "yesterday"}, "should match pattern"),
+    ("get_item", {"item_id": True}, "valid integer"),
+    ("get_item", {"item_id": "7"}, "valid integer"),
+    ("timeline", {"limit": 51}, "less than or equal to 50"),
+])
+def test_out_of_range_input_is_a_tool_error_that_says_what_is_allowed(server, tool, arguments, says):
+    async def calls(session):
+        return await session.call_tool(tool, arguments)
+
+    _, answer = run(_session_call(server["url"], server["tokens"]["all"], calls))
+    assert answer.is_error
+    assert says in answer.content[0].text
+
+
+def test_the_catalog_lists_only_what_the_client_may_read(server):
+    async def calls(session):
+        return await session.call_tool("catalog", {})
+
+    _, everything = run(_session_call(server["url"], server["tokens"]["all"], calls))
+    _, agents = run(_session_call(server["url"], server["tokens"]["agents"], calls))
+    assert {s["source"] for s in everything.structured_content["sources"]} == {"agent-laptop", "mail-home"}
+    assert {s["source"] for s in agents.structured_content["sources"]} == {"agent-laptop"}
+    assert {p["project"] for p in agents.structured_content["projects"]} == {"shop-site", "home-server"}
+    mail = next(s for s in everything.structured_content["sources"] if s["source"] == "mail-home")
+    assert (mail["count"], mail["trust"]) == (1, "external")
+
+
+def test_hostile_queries_cost_nothing_and_break_nothing(server):
+    """A 300 KB query is refused before any work; a NUL byte is only a space."""
+    async def calls(session):
+        return (await session.call_tool("search", {"query": "analytics " * 30_000}),
+                await session.call_tool("search", {"query": " ".join(f"w{n}" for n in range(200))}),
+                await session.call_tool("search", {"query": "analytics\x00consent"}))
+
+    _, (huge, many, nul) = run(_session_call(server["url"], server["tokens"]["all"], calls))
+    assert huge.is_error and "at most 1000 characters" in huge.content[0].text
+    assert many.is_error and "at most 32 words" in many.content[0].text
+    assert not nul.is_error and nul.structured_content["results"][0]["key"] == "agent-laptop:d1"
 
 
 def test_search_finds_what_was_said_and_says_where(server):

@@ -2,8 +2,9 @@
 
 - `lifespan` events go to the MCP app (Django's ASGI handler does not speak lifespan; the
   MCP SDK needs it to run its session manager);
-- `/mcp` goes to MCP after the bearer check (401 without a valid token, 403 without the
-  read scope, 429 over the rate limit); the caller rides in the scope for the tools;
+- `/mcp` goes to MCP after the bearer check (the header read by `clients.bearer`, as on the
+  JSON API; 401 without a valid token, 403 without the read scope, 429 over the rate limit);
+  the caller rides in the scope for the tools;
 - everything else goes to Django.
 """
 

@@ -69,6 +69,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "huey.contrib.djhuey",
     "axes",
+    "ninja",  # the API docs page: its template and Swagger UI's files served from here, not from a CDN
     "library",
 ]
 

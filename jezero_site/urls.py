@@ -2,9 +2,9 @@
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import path, re_path
 
-from library.access.api import api
+from library.access.api import api, not_found
 from library.views import agent, clients, health, items, pages, sources, tools
 
 urlpatterns = [
@@ -15,6 +15,7 @@ urlpatterns = [
     path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/v1/", api.urls),
+    re_path(r"^api/", not_found),  # any other path under /api/: a JSON 404, not an HTML page
     path("health", health.health, name="health"),
     path("admin/", admin.site.urls),
 ]

@@ -81,9 +81,20 @@ class SearchResult:
     original_match: str | None = None  # the original-text index's (None in records-only mode)
     records_only: bool = False
 
+    @property
+    def hint(self):
+        """Why there are no results when the query had nothing to look up (None otherwise)."""
+        if self.match is None and self.original_match is None:
+            if self.records_only:
+                return ("nothing to search for: the records are searched for terms of 3 or more characters; "
+                        "use distinctive words or a \"quoted phrase\"")
+            return ("nothing to search for: the query holds only common words (the, why, how …); use two to five "
+                    "distinctive words — names, identifiers, errors, file names")
+        return None
+
     def as_dict(self):
         return {"query": self.query, "match": self.match, "original_match": self.original_match,
-                "records_only": self.records_only, "results": [h.search_dict() for h in self.hits]}
+                "records_only": self.records_only, "results": [h.search_dict() for h in self.hits], "hint": self.hint}
 
 
 @dataclass(frozen=True)

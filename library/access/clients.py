@@ -3,11 +3,13 @@
 A token looks like `jz_<id>_<secret>`. Only its sha256 is stored; the id finds the row and
 the hashes are compared in constant time. `Caller` is what every read path receives: the
 allowed-source globs and scopes of a client, or of a logged-in person (who may read
-everything). `authenticate()` is shared by the API and the MCP endpoint.
+everything). `bearer()` reads the token from an `Authorization` header and `authenticate()`
+checks it, for the API, its docs and the MCP endpoint alike.
 """
 
 import hashlib
 import hmac
+import re
 import secrets
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -21,6 +23,9 @@ from library.vocabulary import SOURCE_NAME_RE
 
 TOKEN_PREFIX = "jz_"
 _LAST_USED_EVERY = timedelta(minutes=1)  # write last_used at most this often per client
+# RFC 6750: `Bearer` (a scheme is case-insensitive), one or more spaces, the token. Tabs between
+# and white space around the value are taken too, as some clients send them.
+_BEARER_RE = re.compile(r"[ \t]*bearer[ \t]+([^ \t]+)[ \t]*", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -137,8 +142,13 @@ def authenticate(token, now=None):
 
 
 def bearer(header):
-    """The token in an `Authorization: Bearer …` header value, or None."""
-    if not header:
-        return None
-    scheme, _, value = header.partition(" ")
-    return value.strip() or None if scheme.lower() == "bearer" else None
+    """The token in an `Authorization` header value, or None: the one place every route (the
+    API's auth class, the MCP router, the docs) reads it.
+
+    Accepted: the scheme `Bearer` in any case, then the token, separated (and surrounded) by
+    any run of spaces or tabs — `Bearer  <token> ` is the token. Refused (None): no header,
+    another scheme (`Basic …`, `Token …`), a bare token, `Bearer` with no token, and a
+    value with more than one word after the scheme (a token holds no white space).
+    """
+    found = _BEARER_RE.fullmatch(header or "")
+    return found.group(1) if found else None

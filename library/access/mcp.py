@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 import library
 from library import search as lib
-from library.access.schemas import ItemOut, LaterOut, SearchOut, TimelineOut, later_dict
+from library.access.schemas import ISO_DATE_PATTERN, ItemOut, LaterOut, SearchOut, TimelineOut, later_dict
 from library.errors import BadInput, NotFound
 from library.terms import MAX_QUERY_CHARS
 from library.timeutil import iso
@@ -63,7 +63,6 @@ def _guard(call):
 # --- the tools' parameters: described, typed and bounded in the schema an agent reads ---------
 
 _MAX = settings.JEZERO["search"]["max_limit"]
-_DATE = r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$"
 
 Query = Annotated[str, Field(
     min_length=1, max_length=MAX_QUERY_CHARS,
@@ -80,10 +79,10 @@ Source = Annotated[str | None, Field(
     description="Only items of this source (an exact connector name, e.g. \"agent-claude-laptop\"). The catalog tool "
                 "lists the sources you may read.")]
 Since = Annotated[str | None, Field(
-    default=None, pattern=_DATE, description="Only items at or after this ISO 8601 date or time (UTC unless it "
+    default=None, pattern=ISO_DATE_PATTERN, description="Only items at or after this ISO 8601 date or time (UTC unless it "
                                               "has an offset).", examples=["2026-11-01", "2026-11-01T09:30:00Z"])]
 Until = Annotated[str | None, Field(
-    default=None, pattern=_DATE, description="Only items before this ISO 8601 date or time (exclusive; UTC unless "
+    default=None, pattern=ISO_DATE_PATTERN, description="Only items before this ISO 8601 date or time (exclusive; UTC unless "
                                               "it has an offset).", examples=["2026-12-01"])]
 ItemId = Annotated[int, Field(strict=True, ge=1, description="An item's id, from a search, timeline or later result.")]
 

@@ -1,7 +1,10 @@
 """The shapes of answers, shared by the JSON API (OpenAPI) and MCP (structured tool output),
-so both describe exactly what `library.search` returns."""
+so both describe exactly what `library.search` returns, and the one error shape."""
 
-from ninja import Schema
+from ninja import Field, Schema
+
+# A date or date-time as the `since` / `until` filters take it (ISO 8601; UTC without an offset).
+ISO_DATE_PATTERN = r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$"
 
 
 class ItemRow(Schema):
@@ -27,6 +30,7 @@ class SearchOut(Schema):
     original_match: str | None
     records_only: bool
     results: list[SearchRow]
+    hint: str | None = None   # why there are no results, when the query had nothing to look up
 
 
 class Atom(Schema):
@@ -72,19 +76,25 @@ class InjectionOut(Schema):
     context: str
 
 
+_CWD = "The session's working folder: gives the project by the project rules when `project` is left out."
+_SESSION = "The agent's session id (not used to choose what is shown)."
+_PROJECT = "The project's slug, overriding the project rules."
+_REMOTE = "The working folder's git remote URL (a project hint)."
+
+
 class SessionStartIn(Schema):
-    cwd: str | None = None
-    session_id: str | None = None
-    project: str | None = None
-    git_remote: str | None = None
+    cwd: str | None = Field(None, description=_CWD)
+    session_id: str | None = Field(None, description=_SESSION)
+    project: str | None = Field(None, description=_PROJECT)
+    git_remote: str | None = Field(None, description=_REMOTE)
 
 
 class FirstPromptIn(Schema):
-    prompt: str
-    session_id: str | None = None
-    cwd: str | None = None
-    project: str | None = None
-    git_remote: str | None = None
+    prompt: str = Field(description="The session's first message, as the person typed it (its beginning is read).")
+    session_id: str | None = Field(None, description=_SESSION)
+    cwd: str | None = Field(None, description=_CWD)
+    project: str | None = Field(None, description=_PROJECT)
+    git_remote: str | None = Field(None, description=_REMOTE)
 
 
 class UploadOut(Schema):
@@ -98,7 +108,10 @@ class UploadOut(Schema):
 
 
 class ErrorOut(Schema):
-    detail: str
+    """Every error the JSON API answers, whatever its status (validation errors included)."""
+
+    detail: str = Field(description="What went wrong, in one sentence; for a 422, the parameter or body field "
+                                    "named first (`limit: Input should be less than or equal to 50`).")
 
 
 def later_dict(result):

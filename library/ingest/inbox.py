@@ -2,9 +2,18 @@
 
 `receive()` takes an upload's bytes, parses them at once with the same reader as the
 folder connector of that agent, redacts every entry and hint, and stores only that — never
-the raw upload — in one inbox row per (source, session). A new upload of a session replaces
-the row and bumps its version, which is the `upload` connector's cursor. Anything wrong
-(too large, not gzip, not UTF-8, not a transcript) raises before anything is stored.
+the raw upload — in one inbox row per (source, session). A newer upload of a session
+replaces the row and bumps its version, which is the `upload` connector's cursor. Anything
+wrong (too large, not gzip, not UTF-8, not a transcript) raises before anything is stored.
+
+Uploads never go backwards. A device uploads the same growing transcript several times
+(after turns, at the end), from detached processes that can finish in any order, so a late
+upload may carry an older copy. Transcripts only grow (agents append to them), so the
+length of the transcript (bytes after decompression) orders the copies: an upload replaces
+what the inbox holds only when it is longer. A shorter or equally long one is not stored —
+the answer says so (`stored: false`), it is not an error. `ended` only goes one way: once an
+upload said the session ended, the session stays ended, whatever arrives later; an ended
+upload of the transcript the inbox already holds marks it ended.
 """
 
 import codecs
@@ -12,6 +21,7 @@ import gzip
 import re
 import tempfile
 import zlib
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -101,10 +111,34 @@ def parse(agent, session_id, chunks, *, gzipped, limit):
     return reading, size
 
 
+@dataclass(frozen=True)
+class Receipt:
+    """What became of an upload. `row` is what the inbox holds for the session afterwards;
+    `stored` says whether this upload's transcript is what it holds (False: the inbox held a
+    longer copy, or the same one, and kept it); `written`, whether this upload wrote a new
+    version; `detail` says why not, in words."""
+
+    row: InboxSession
+    stored: bool
+    written: bool = False  # this upload wrote a new version of the row
+    detail: str = ""
+
+    @property
+    def created(self):
+        return self.written and self.row.version == 1
+
+    def as_dict(self):
+        row = self.row
+        return {"source": row.source, "session_id": row.session_id, "agent": row.agent, "version": row.version,
+                "entries": len(row.entries), "size": row.size, "replaced": self.written and row.version > 1,
+                "stored": self.stored, "ended": row.ended, "detail": self.detail or None}
+
+
 def receive(caller, agent, session_id, chunks, *, gzipped=False, cwd=None, git_remote=None, git_branch=None,
             project=None, ended=False):
-    """Parse, redact and store an upload for `caller` (who has the upload scope). Returns the
-    inbox row. Nothing is stored unless everything succeeded."""
+    """Parse, redact and store an upload for `caller` (who has the upload scope), unless the
+    inbox already holds a copy of the session at least as long (see the module's docstring).
+    Returns a Receipt. Nothing is stored unless everything succeeded."""
     source = caller.upload_source
     if not source:
         raise UploadRejected("this client has no upload source: set one with `jezero client`", 403)
@@ -114,15 +148,35 @@ def receive(caller, agent, session_id, chunks, *, gzipped=False, cwd=None, git_r
     sent = {"cwd": cwd, "git_remote": git_remote, "git_branch": git_branch, "device_project": project}
     hints = {**reading.hints, **{key: value for key, value in sent.items() if value}}
     hints = redactor.redact_value(hints)
+    # Decided inside the transaction (IMMEDIATE: one writer at a time), against the row as it
+    # is now, so two uploads of a session racing each other cannot both win.
     with transaction.atomic():
         row = InboxSession.objects.filter(source=source, session_id=session_id).first()
+        if row is not None and size <= row.size:
+            return _kept(row, size, ended)
         if row is None:
             row = InboxSession(source=source, session_id=session_id, version=0)
-        row.agent, row.entries, row.hints, row.ended = agent, entries, hints, ended
+        row.agent, row.entries, row.hints, row.ended = agent, entries, hints, row.ended or ended
         row.version += 1
         row.uploaded_by, row.received_at, row.size = caller.name, timezone.now(), size
         row.save()
-    return row
+    return Receipt(row, stored=True, written=True)
+
+
+def _kept(row, size, ended):
+    """An upload no longer than what the inbox holds: keep the row; an ended upload of the
+    same transcript marks the session ended (without a new version: the text is the same)."""
+    if size == row.size:
+        if ended and not row.ended:
+            row.ended = True
+            row.save(update_fields=["ended"])
+            return Receipt(row, stored=True, detail=f"the inbox holds this transcript ({size:,} bytes, version "
+                                                    f"{row.version}); the session is now marked ended")
+        return Receipt(row, stored=False, detail=f"not stored: the inbox already holds this transcript "
+                                                 f"({size:,} bytes, version {row.version})")
+    return Receipt(row, stored=False, detail=f"not stored: the inbox holds a newer copy of this session "
+                                             f"({row.size:,} bytes, version {row.version}) than this upload "
+                                             f"({size:,} bytes)")
 
 
 class InboxConnector:

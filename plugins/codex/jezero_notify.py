@@ -17,7 +17,8 @@ Anything between the script and the JSON argument is another notify command to r
 It prints nothing and exits 0 whatever happens, and returns at once.
 
 The HTTP, configuration and state logic is `jezero_client.py`, looked up beside this file
-first and then in the Claude Code plugin of the same checkout.
+first and then in the Claude Code plugin of the same checkout. Codex's hooks
+(`jezero_codex_hooks.py`) can do this program's uploads on their Stop event instead.
 """
 
 import json
@@ -86,15 +87,29 @@ def handle(argument, env=None):
     thread_id = payload.get("thread-id")
     if not isinstance(thread_id, str):
         return None
-    state = client.read_state(thread_id, env)
-    path = state.get("rollout_path")
-    if not (isinstance(path, str) and os.path.isfile(path)):
-        path = find_rollout(thread_id, os.path.join(codex_home(env), "sessions"))
-        if path is None:
-            return None
-        client.update_state(thread_id, env, rollout_path=path)
+    path = rollout_of(thread_id, env)
+    if path is None:
+        return None
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
     return client.request_upload("codex", thread_id, path, cwd, ended=False, env=env)
+
+
+def rollout_of(thread_id, env=None, known=None):
+    """The rollout file of a thread: `known` (a path Codex gave, e.g. a hook's
+    `transcript_path`) when it exists, else the one remembered in the session's state, else
+    the one found under `$CODEX_HOME/sessions` (then remembered). None when there is none.
+    Raises OSError when the state cannot be written."""
+    import jezero_client as client
+
+    if isinstance(known, str) and os.path.isfile(known):
+        return known
+    path = client.read_state(thread_id, env).get("rollout_path")
+    if isinstance(path, str) and os.path.isfile(path):
+        return path
+    path = find_rollout(thread_id, os.path.join(codex_home(env), "sessions"))
+    if path is not None:
+        client.update_state(thread_id, env, rollout_path=path)
+    return path
 
 
 def _chain(command, argument):

@@ -184,6 +184,15 @@ def test_hostile_queries_cost_nothing_and_break_nothing(server):
     assert not nul.is_error and nul.structured_content["results"][0]["key"] == "agent-laptop:d1"
 
 
+def test_an_empty_answer_says_why_when_there_was_nothing_to_search_for(server):
+    async def calls(session):
+        return await session.call_tool("search", {"query": "is it a"})
+
+    _, answer = run(_session_call(server["url"], server["tokens"]["all"], calls))
+    assert answer.structured_content["results"] == []
+    assert "distinctive words" in answer.structured_content["hint"]
+
+
 def test_search_finds_what_was_said_and_says_where(server):
     async def calls(session):
         return (await session.call_tool("search", {"query": "prune"}),

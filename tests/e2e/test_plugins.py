@@ -1,15 +1,22 @@
 """The client plugins against a real Jezero: `jezero serve` in a fresh data folder with an
-upload connector and a client token, the Claude Code hook script and the Codex notify program
-run as the agents run them. What the agent is shown, and what reaches the library."""
+upload connector and a client token, the Claude Code hook script, the Codex hook script and
+the Codex notify program run as the agents run them. What the agent is shown, what reaches
+the library — and that uploads never go backwards, whatever order they arrive in."""
 
+import gzip
 import json
 import os
+import random
 import shutil
 import signal
+import socket
+import sqlite3
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -22,6 +29,7 @@ JEZERO = Path(sys.executable).with_name("jezero")
 PLUGINS = Path(__file__).resolve().parents[2] / "plugins"
 HOOK = PLUGINS / "claude-code" / "hooks" / "jezero_hook.py"
 NOTIFY = PLUGINS / "codex" / "jezero_notify.py"
+CODEX_HOOKS = PLUGINS / "codex" / "jezero_codex_hooks.py"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "real"
 CODEX_THREAD = "019e9625-802f-7e91-840a-cfe88d14117a"  # the session_meta id inside codex_2.jsonl
 
@@ -193,11 +201,12 @@ def test_with_the_server_down_every_hook_is_silent_and_quick(library, device, tm
         out, took = hook(event, payload(event, "s4", tmp_path, source="startup", prompt="remove analytics script"),
                          device)
         assert out == "" and took < 2.5
-    # Both background uploads (Stop's waits two seconds for the transcript to settle) failed quietly.
+    # SessionEnd's upload failed quietly; Stop's, waiting two seconds for the transcript to
+    # settle, gave way to it (a newer upload had started) and sent nothing.
     log = Path(device["JEZERO_PLUGIN_STATE"]) / "plugin.log"
-    wait_until(lambda: log.exists() and log.read_text().count("session=s4 failed") >= 2, timeout=10,
-               what="both uploads to fail")
-    assert log.read_text().count("session=s4 failed: unreachable") == 2
+    wait_until(lambda: log.exists() and "session=s4 superseded" in log.read_text(), timeout=10,
+               what="the Stop upload to give way")
+    assert log.read_text().count("session=s4 failed: unreachable") == 1
 
 
 def test_with_a_wrong_token_every_hook_is_silent(library, device, tmp_path):
@@ -220,3 +229,212 @@ def test_a_post_with_a_wrong_token_is_401(library):
         urllib.request.urlopen(request, timeout=5)
     refused.value.close()
     assert refused.value.code == 401
+
+
+# --- Codex hooks -------------------------------------------------------------------------------------
+
+CODEX_HOOK_THREAD = "019e9625-802f-7e91-840a-cfe88d14117b"  # another thread than notify's test
+
+
+def codex_hook(event, payload, env):
+    """Run the Codex hook as Codex does: the command through `$SHELL -lc`, the JSON on stdin
+    (no trailing newline), in the session's folder; returns (stdout, seconds)."""
+    command = "python3 %s %s" % (CODEX_HOOKS, event)
+    started = time.monotonic()
+    proc = subprocess.run([os.environ.get("SHELL") or "/bin/sh", "-lc", command], input=json.dumps(payload),
+                          capture_output=True, text=True, env={**env, "PATH": os.path.dirname(sys.executable) + ":"
+                                                               + env.get("PATH", "")}, timeout=10)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    return proc.stdout, time.monotonic() - started
+
+
+def codex_payload(event, thread=CODEX_HOOK_THREAD, rollout=None, turn=1, **extra):
+    """What Codex writes to a command hook's stdin (its hooks' input schemas)."""
+    payload = {"session_id": thread, "transcript_path": str(rollout) if rollout else None,
+               "cwd": "/home/ana/src/shop-site", "hook_event_name": event, "model": "gpt-5.5-codex",
+               "permission_mode": "default"}
+    if event == "SessionStart":
+        payload["source"] = "startup"
+    else:
+        payload["turn_id"] = "019e9626-0000-7000-8000-%012d" % turn
+    if event == "Stop":
+        payload.update(stop_hook_active=False, last_assistant_message="Done.")
+    return {**payload, **extra}
+
+
+def codex_context(stdout, event):
+    """The answer as Codex's output parser takes it (only the keys its schema allows)."""
+    answer = json.loads(stdout)
+    assert list(answer) == ["hookSpecificOutput"]
+    assert sorted(answer["hookSpecificOutput"]) == ["additionalContext", "hookEventName"]
+    assert answer["hookSpecificOutput"]["hookEventName"] == event
+    return answer["hookSpecificOutput"]["additionalContext"]
+
+
+def test_a_codex_session_starts_with_the_projects_newest_items(library, device):
+    """Codex's SessionStart hook in ~/src/shop-site: the project's items and the protocol, as Codex reads them."""
+    out, took = codex_hook("SessionStart", codex_payload("SessionStart"), device)
+    context = codex_context(out, "SessionStart")
+    assert f"[{library.ids['Remove the analytics script from the shop']}] 2026-08-01 Remove the analytics script" in context
+    assert "Café menu" not in context and "later" in context
+    assert took < 2.5
+
+
+def test_a_codex_first_prompt_brings_related_items_once(library, device):
+    """UserPromptSubmit: the thread's first prompt gets the related item; the next one nothing."""
+    first = codex_payload("UserPromptSubmit", prompt="Why did we remove the analytics script?")
+    context = codex_context(codex_hook("UserPromptSubmit", first, device)[0], "UserPromptSubmit")
+    assert f"[{library.ids['Remove the analytics script from the shop']}] 2026-08-01" in context
+    assert "get_item" in context
+    again = codex_payload("UserPromptSubmit", prompt="And remove the analytics script from the menu?", turn=2)
+    assert codex_hook("UserPromptSubmit", again, device)[0] == ""
+
+
+def test_a_codex_stop_hook_uploads_the_rollout_into_the_library(library, device, tmp_path):
+    """Stop with the rollout as transcript_path: uploaded as agent=codex, and the connector stores it."""
+    rollout = tmp_path / f"rollout-2026-01-02T10-00-00-{CODEX_HOOK_THREAD}.jsonl"
+    shutil.copyfile(FIXTURES / "codex_2.jsonl", rollout)
+    out, took = codex_hook("Stop", codex_payload("Stop", rollout=rollout), device)
+    assert out == "" and took < 2.0
+    upload = wait_for_upload(device, CODEX_HOOK_THREAD)
+    assert upload["status"] == 201, upload
+    assert upload["receipt"]["agent"] == "codex" and upload["receipt"]["stored"] is True
+    library.run_json("run", "--connector", "uploads-laptop")
+    keys = [hit["key"] for hit in library.run_json("timeline", "--source", "uploads-laptop", "--limit", "50")["results"]]
+    assert any(key.startswith(f"uploads-laptop:{CODEX_HOOK_THREAD}") for key in keys), keys
+
+
+@pytest.fixture
+def black_hole():
+    """A server that accepts connections and never answers."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(16)
+        yield "http://127.0.0.1:%d" % sock.getsockname()[1]
+
+
+@pytest.mark.parametrize("where", ["closed port", "black hole", "wrong token"])
+def test_codex_hooks_never_disturb_codex(library, device, tmp_path, black_hole, where):
+    """Server down, hanging or refusing: every Codex hook exits 0 with no output, within 2.5 s."""
+    if where == "closed port":
+        device["JEZERO_URL"] = "http://127.0.0.1:%d" % free_port()
+    elif where == "black hole":
+        device["JEZERO_URL"] = black_hole
+    else:
+        device["JEZERO_TOKEN"] = "not-a-real-token"
+    thread = "019e9625-802f-7e91-840a-cfe88d1411%02d" % ["closed port", "black hole", "wrong token"].index(where)
+    rollout = tmp_path / "rollout.jsonl"
+    shutil.copyfile(FIXTURES / "codex_2.jsonl", rollout)
+    for event in ("SessionStart", "UserPromptSubmit", "Stop"):
+        out, took = codex_hook(event, codex_payload(event, thread, rollout, prompt="remove analytics script"), device)
+        assert out == "" and took < 2.5
+    if where == "wrong token":
+        assert wait_for_upload(device, thread)["error"] == "http 401"
+    elif where == "closed port":
+        assert wait_for_upload(device, thread)["error"].startswith("unreachable")
+
+
+# --- uploads never go backwards ------------------------------------------------------------------------
+
+TRANSCRIPT_LINES = (FIXTURES / "claude_7.jsonl").read_bytes().splitlines(keepends=True)
+
+
+def transcript_of(lines):
+    """The first `lines` lines of a real Claude Code transcript (from 4 on, each a valid transcript)."""
+    return b"".join(TRANSCRIPT_LINES[:lines])
+
+
+def grown(body, words="and one more thing"):
+    line = {"type": "user", "uuid": "late-1", "parentUuid": None, "sessionId": "s", "timestamp": "2026-01-23T18:00:00Z",
+            "message": {"role": "user", "content": words}}
+    return body + json.dumps(line).encode() + b"\n"
+
+
+def post_upload(library, session_id, body, ended):
+    """POST /api/v1/sessions as the plugins do (gzip, the device's token); returns (status, answer)."""
+    query = urllib.parse.urlencode({"agent": "claude_code", "session_id": session_id,
+                                    "ended": "true" if ended else "false"})
+    request = urllib.request.Request(f"{library.url}/api/v1/sessions?{query}", data=gzip.compress(body), method="POST",
+                                     headers={"Authorization": "Bearer " + library.token,
+                                              "Content-Type": "application/x-ndjson", "Content-Encoding": "gzip"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return response.status, json.loads(response.read())
+
+
+def inbox_row(library, session_id):
+    """(version, ended, size) of the session's inbox row, read from the server's database."""
+    database = library.root / "data" / "jezero.sqlite3"
+    with sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=10) as db:
+        row = db.execute("SELECT version, ended, size FROM inbox_sessions WHERE source = 'uploads-laptop' "
+                         "AND session_id = ?", (session_id,)).fetchone()
+    return row and (row[0], bool(row[1]), row[2])
+
+
+def test_a_late_stop_upload_cannot_replace_the_final_one(library):
+    """SessionEnd's upload (the whole transcript, ended) arrives first; the Stop upload started
+    earlier (a shorter copy, not ended) arrives after it: 200, `stored: false`, nothing changes."""
+    final, late = transcript_of(24), transcript_of(16)
+    assert post_upload(library, "race-1", final, ended=True)[0] == 201
+    status, answer = post_upload(library, "race-1", late, ended=False)
+    assert status == 200
+    assert (answer["stored"], answer["replaced"], answer["version"], answer["ended"]) == (False, False, 1, True)
+    assert answer["size"] == len(final) and "newer" in answer["detail"]
+    assert inbox_row(library, "race-1") == (1, True, len(final))
+
+
+def test_a_copy_no_newer_than_the_one_held_changes_nothing_but_ended(library):
+    """The same transcript again: not stored. The same transcript, ended: marks the session ended
+    (no new version). A longer one (the session resumed): stored — and the session stays ended."""
+    body = transcript_of(20)
+    assert post_upload(library, "race-2", body, ended=False)[0] == 201
+    status, answer = post_upload(library, "race-2", body, ended=False)
+    assert (status, answer["stored"], answer["version"]) == (200, False, 1)
+    assert "already holds" in answer["detail"]
+    status, answer = post_upload(library, "race-2", body, ended=True)
+    assert (status, answer["stored"], answer["version"], answer["ended"]) == (200, True, 1, True)
+    assert inbox_row(library, "race-2") == (1, True, len(body))
+    status, answer = post_upload(library, "race-2", grown(body), ended=False)
+    assert (status, answer["stored"], answer["replaced"], answer["version"], answer["ended"]) == (200, True, True, 2, True)
+    assert inbox_row(library, "race-2") == (2, True, len(grown(body)))
+
+
+def test_racing_uploads_of_one_session_end_with_the_newest(library):
+    """Eight copies of a growing transcript sent at once in a random order (the last one ended):
+    whatever order the server takes them in, each version it writes is longer than the one
+    before, and the inbox ends with the whole transcript, ended."""
+    copies = [(transcript_of(lines), lines == 24) for lines in (4, 8, 12, 14, 16, 18, 20, 24)]
+    random.Random(13).shuffle(copies)
+    start = threading.Barrier(len(copies))
+    answers = []
+
+    def send(body, ended):
+        start.wait()
+        answers.append(post_upload(library, "race-3", body, ended))
+
+    threads = [threading.Thread(target=send, args=copy) for copy in copies]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert len(answers) == len(copies) and {status for status, _ in answers} <= {200, 201}
+    written = sorted((answer["version"], answer["size"]) for status, answer in answers
+                     if status == 201 or answer["replaced"])
+    sizes = [size for _, size in written]
+    assert sizes == sorted(sizes) and len(set(sizes)) == len(sizes)  # never backwards
+    assert [version for version, _ in written] == list(range(1, len(written) + 1))
+    assert inbox_row(library, "race-3") == (len(written), True, len(transcript_of(24)))
+
+
+def test_a_stop_right_before_session_end_leaves_the_final_transcript(library, device, tmp_path):
+    """The hooks as Claude Code runs them: Stop, then SessionEnd before Stop's upload went out. The
+    library holds the whole transcript, marked ended, in one version."""
+    transcript = tmp_path / "s6.jsonl"
+    transcript.write_bytes(transcript_of(16))
+    hook("Stop", payload("Stop", "s6", tmp_path, stop_hook_active=False), device)
+    transcript.write_bytes(transcript_of(24))  # the last turn lands before the session ends
+    hook("SessionEnd", payload("SessionEnd", "s6", tmp_path, reason="exit"), device)
+    log = Path(device["JEZERO_PLUGIN_STATE"]) / "plugin.log"
+    wait_until(lambda: log.exists() and "session=s6 superseded" in log.read_text(), timeout=10,
+               what="the Stop upload to give way")
+    assert wait_for_upload(device, "s6")["ended"] is True
+    assert inbox_row(library, "s6") == (1, True, len(transcript_of(24)))

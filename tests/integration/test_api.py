@@ -116,10 +116,20 @@ def test_read_routes_answer_like_the_cli(library):
         library["mail"].id, library["agent_newer"].id, library["agent"].id]
 
 
-def test_bad_query_parameters_are_400_with_detail(library):
+def test_bad_query_parameters_are_a_400_or_422_whose_detail_names_them(library, settings):
+    """Outside the declared shape (a pattern, a bound): 422; in it but not a real date: 400."""
     token = token_for()
     response = get("/api/v1/search", token, q="stripe", since="yesterday")
+    assert response.status_code == 422 and response.json()["detail"].startswith("since: String should match pattern")
+    response = get("/api/v1/search", token, q="stripe", since="2026-02-30")
     assert response.status_code == 400 and "since" in response.json()["detail"]
+    top = settings.JEZERO["search"]["max_limit"]
+    for limit in (0, -5, top + 1, 1000):   # refused with what is allowed, never silently changed
+        response = get("/api/v1/search", token, q="stripe", limit=limit)
+        assert response.status_code == 422, limit
+        assert response.json()["detail"] in (f"limit: Input should be less than or equal to {top}",
+                                             "limit: Input should be greater than or equal to 1")
+    assert len(get("/api/v1/search", token, q="stripe", limit=top).json()["results"]) == 2
     assert get("/api/v1/items/424242", token).json() == {"detail": "item 424242 not found"}
 
 
@@ -132,7 +142,7 @@ def test_a_read_only_client_cannot_upload_and_an_upload_client_needs_read_to_sea
 
 
 def test_the_openapi_document_lists_the_routes():
-    spec = Browser().get("/api/v1/openapi.json").json()
+    spec = Browser().get("/api/v1/openapi.json", HTTP_AUTHORIZATION=f"Bearer {token_for()}").json()
     assert {"/api/v1/search", "/api/v1/items/{item_id}", "/api/v1/items/{item_id}/later", "/api/v1/timeline",
             "/api/v1/sessions", "/api/v1/hooks/session-start", "/api/v1/hooks/first-prompt"} <= set(spec["paths"])
 
@@ -169,9 +179,14 @@ def test_an_upload_is_parsed_redacted_and_stored_without_the_raw_text(uploader):
     assert secret not in stored and "[REDACTED:github-token]" in stored
     assert "tool_use_id" not in stored and '"type": "user"' not in stored  # dialogue only, never the raw lines
     assert row.hints["cwd"] == "/home/ana/src/claude-p"
-    again = upload(uploader, body)
-    assert again.status_code == 200 and again.json()["replaced"] and again.json()["version"] == 2
-    assert InboxSession.objects.count() == 1
+    again = upload(uploader, body)                                  # the same transcript again: kept as it is
+    assert again.status_code == 200 and not again.json()["stored"] and again.json()["version"] == 1
+    grown = body + b"\n" + json.dumps({"type": "user", "uuid": "x2", "parentUuid": "x1", "sessionId": "2b4ed4c0",
+                                        "timestamp": "2026-01-23T18:05:00Z",
+                                        "message": {"role": "user", "content": "one more thing"}}).encode()
+    later = upload(uploader, grown)                                 # the session grew: it replaces the copy
+    assert later.status_code == 200 and later.json()["replaced"] and later.json()["version"] == 2
+    assert InboxSession.objects.count() == 1 and InboxSession.objects.get().ended  # an ended session stays ended
 
 
 @pytest.mark.parametrize(("case", "status", "detail"), [
@@ -229,9 +244,12 @@ def test_uploads_become_items_through_the_upload_connector(settings, uploader):
     assert item.source == "uploads-laptop" and item.key.startswith("uploads-laptop:2b4ed4c0#")
     assert item.project == "claude-p"
     assert pipeline.run("uploads-laptop").units_changed == 0      # cursor = inbox version
-    upload(uploader, transcript())                                 # a re-upload bumps the version
-    rerun = pipeline.run("uploads-laptop")
-    assert rerun.units_changed == 1 and rerun.model_calls == 0     # same text: no model call
+    upload(uploader, transcript())                                 # the same transcript again: not stored
+    assert pipeline.run("uploads-laptop").units_changed == 0
+    upload(uploader, transcript() + b"\n" + json.dumps({           # the session grew: a new version
+        "type": "user", "uuid": "x9", "parentUuid": None, "sessionId": "2b4ed4c0", "timestamp": "2026-01-23T19:00:00Z",
+        "message": {"role": "user", "content": "thanks, that settles it"}}).encode())
+    assert pipeline.run("uploads-laptop").units_changed == 1
 
 
 @pytest.mark.parametrize("path", ["/api/v1/hooks/session-start", "/api/v1/hooks/first-prompt",

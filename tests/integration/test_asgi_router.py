@@ -1,12 +1,15 @@
 """The ASGI router in front of MCP (in process, no server): the bearer check, the scope
-check and the rate limit answer before a request reaches the MCP SDK."""
+check and the rate limit answer before a request reaches the MCP SDK; and a bearer header is
+read by the same function there as on the JSON API and its document."""
 
 import asyncio
+import json
 
 import httpx2 as httpx
 import pytest
 
 from library.access import clients, ratelimit
+from library.access import mcp as library_mcp
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the router reads clients from another thread
 
@@ -41,3 +44,47 @@ def test_mcp_refuses_before_the_sdk_and_limits_the_rate(settings):
     assert limited.status_code == 429 and 1 <= int(limited.headers["retry-after"]) <= 60
     assert limited.json()["detail"].startswith("too many requests")
     ratelimit.reset()
+
+
+# --- one way to read a token, on every route ------------------------------------------------
+
+# Header values (`{t}` is a valid token): the scheme in any case, then the token, with any
+# spaces or tabs between and around; anything else is refused the same way everywhere.
+ACCEPTED = ["Bearer {t}", "bearer {t}", "BEARER {t}", "Bearer  {t} ", "  Bearer {t}", "Bearer\t{t}", "Bearer {t}\t "]
+REFUSED = [None, "", "{t}", "Basic {t}", "Token {t}", "Bearer", "Bearer ", "Bearer{t}", "Bearer: {t}",
+           "Bearer {t} {t}", "Bearer {t}x"]
+
+
+async def _mcp_stand_in(scope, receive, send):
+    """Answers in place of the MCP SDK with the caller the router put in the scope."""
+    body = json.dumps({"caller": scope[library_mcp.SCOPE_KEY].name}).encode()
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+    await send({"type": "http.response.body", "body": body})
+
+
+@pytest.mark.parametrize("form", ACCEPTED + REFUSED)
+def test_a_token_is_read_the_same_way_by_the_api_its_document_and_mcp(form, monkeypatch):
+    from jezero_site import asgi
+
+    secret = clients.create("reader", sources="*", scopes="read")[1]
+    header = None if form is None else form.replace("{t}", secret)
+    accepted = form in ACCEPTED
+    assert (clients.bearer(header) == secret) == accepted
+    monkeypatch.setattr(asgi, "mcp_app", _mcp_stand_in)
+
+    async def go():
+        transport = httpx.ASGITransport(app=asgi.application)
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
+            headers = {} if header is None else {"Authorization": header}
+            return {"search": await client.get("/api/v1/search", params={"q": "stripe"}, headers=headers),
+                    "document": await client.get("/api/v1/openapi.json", headers=headers),
+                    "mcp": await client.post("/mcp", headers={**HEADERS, **headers}, json=INIT)}
+
+    answers = asyncio.run(go())
+    assert {route: answer.status_code for route, answer in answers.items()} == dict.fromkeys(
+        answers, 200 if accepted else 401)
+    if accepted:
+        assert answers["mcp"].json() == {"caller": "reader"}
+    else:
+        assert {answer.json()["detail"] for answer in answers.values()} == {"missing or invalid token"}
+        assert {answer.headers["www-authenticate"] for answer in answers.values()} == {"Bearer"}

@@ -108,11 +108,15 @@ def test_short_words_are_found_in_what_was_said():
     assert (result.match, result.hits) == (None, [])
 
 
-def test_common_words_alone_find_nothing_in_what_was_said():
+def test_common_words_alone_find_nothing_in_what_was_said_and_say_why():
     make_item(title="Notes", original="user: why did the thing do that")
     result = find("why did the")
     assert result.original_match is None
     assert result.hits == []
+    assert result.hint is None   # the records are still searched for "why", "did", "the" (SPEC §7's query)
+    assert "only common words" in find("is it a").as_dict()["hint"]
+    assert "3 or more characters" in find("a an", records_only=True).hint
+    assert find("notes").hint is None
 
 
 def test_a_natural_question_finds_the_session_by_its_words():

@@ -14,15 +14,31 @@ PLUGINS = Path(__file__).resolve().parents[2] / "plugins"
 
 
 def _load(name, path):
+    """The module at `path`, imported under `name` without leaving it (or the folder the Codex
+    programs add to sys.path) behind for other test modules: jezero_client is a common name."""
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # jezero_notify imports jezero_client by name
-    spec.loader.exec_module(module)
+    saved_path, previous = list(sys.path), sys.modules.get("jezero_client")
+    sys.modules["jezero_client"] = client if name != "jezero_client" else module
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path[:] = saved_path
+        if previous is None:
+            del sys.modules["jezero_client"]
+        else:
+            sys.modules["jezero_client"] = previous
     return module
 
 
 client = _load("jezero_client", PLUGINS / "claude-code" / "hooks" / "jezero_client.py")
 notify = _load("jezero_notify", PLUGINS / "codex" / "jezero_notify.py")
+
+
+@pytest.fixture(autouse=True)
+def _client_module(monkeypatch):
+    """jezero_notify imports jezero_client by name when it runs: this one, for each test only."""
+    monkeypatch.setitem(sys.modules, "jezero_client", client)
 
 
 @pytest.fixture
@@ -197,6 +213,20 @@ def test_a_scheduled_upload_gives_way_to_a_newer_one(env):
     assert client.run_upload_job(job, env=env, sleep=lambda seconds: None) == "superseded"
 
 
+def test_an_upload_waiting_for_the_transcript_to_settle_gives_way_to_a_later_one(env, monkeypatch):
+    """Stop's upload waits two seconds; a SessionEnd upload started meanwhile (it reads the longer
+    file) supersedes it: it sends nothing, so it can never arrive after the final one."""
+    env = {**env, "JEZERO_URL": "http://127.0.0.1:9", "JEZERO_TOKEN": "t"}
+    jobs = []
+    monkeypatch.setattr(client, "spawn_uploader", jobs.append)
+    client.request_upload("claude_code", "s1", "/nowhere", None, False, env=env, now=NOW)
+    client.request_upload("claude_code", "s1", "/nowhere", None, True, settle=0.0, env=env, now=NOW + 1)
+    stop_job, end_job = jobs
+    assert (stop_job["started"], end_job["started"]) == (NOW, NOW + 1)
+    assert client.run_upload_job(stop_job, env=env, sleep=lambda seconds: None) == "superseded"
+    assert client.run_upload_job(end_job, env=env, sleep=lambda seconds: None) == "failed"  # it does go out
+
+
 def test_a_scheduled_upload_of_an_unchanged_transcript_sends_nothing(env, tmp_path):
     """The transcript did not grow since the last upload: the scheduled upload is skipped."""
     env = {**env, "JEZERO_URL": "http://127.0.0.1:9", "JEZERO_TOKEN": "t"}
@@ -289,3 +319,19 @@ def test_codex_home_defaults_to_dot_codex(tmp_path):
     """$CODEX_HOME wins; otherwise ~/.codex."""
     assert notify.codex_home({"CODEX_HOME": "/opt/codex"}) == "/opt/codex"
     assert notify.codex_home({}) == str(tmp_path / "home" / ".codex")
+
+
+def test_the_rollout_codex_names_wins_then_the_remembered_one_then_a_search(env, tmp_path):
+    """A hook's transcript_path when it exists; else the path in the thread's state; else the dated folders."""
+    codex_home = tmp_path / "codex"
+    day = codex_home / "sessions" / "2026" / "01" / "02"
+    day.mkdir(parents=True)
+    found = day / f"rollout-2026-01-02T10-00-00-{THREAD}.jsonl"
+    found.write_text("{}\n")
+    given = tmp_path / "given.jsonl"
+    given.write_text("{}\n")
+    env = {**env, "CODEX_HOME": str(codex_home)}
+    assert notify.rollout_of(THREAD, env, known=str(given)) == str(given)
+    assert notify.rollout_of(THREAD, env, known=None) == str(found)
+    assert client.read_state(THREAD, env)["rollout_path"] == str(found)
+    assert notify.rollout_of(THREAD, env, known=str(tmp_path / "gone.jsonl")) == str(found)

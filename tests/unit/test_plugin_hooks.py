@@ -1,6 +1,7 @@
-"""The Claude Code hook script and the Codex notify program as the agents run them: real
-processes, JSON in, against a small fake Jezero on 127.0.0.1 that records every request.
-Checks the exact requests they send and that no failure ever reaches the agent."""
+"""The Claude Code hook script, the Codex hook script and the Codex notify program as the
+agents run them: real processes, JSON in, against a small fake Jezero on 127.0.0.1 that
+records every request. Checks the exact requests they send, the exact answer each agent
+reads, and that no failure ever reaches the agent."""
 
 import gzip
 import importlib.util
@@ -24,6 +25,7 @@ from tests.conftest import wait_until
 PLUGINS = Path(__file__).resolve().parents[2] / "plugins"
 HOOK = PLUGINS / "claude-code" / "hooks" / "jezero_hook.py"
 NOTIFY = PLUGINS / "codex" / "jezero_notify.py"
+CODEX_HOOKS = PLUGINS / "codex" / "jezero_codex_hooks.py"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "real"
 TOKEN = "jz-test-token-0123456789"
 THREAD = "019e9625-802f-7e91-840a-cfe88d14117a"
@@ -351,7 +353,9 @@ def test_stop_uploads_once_and_then_waits_for_the_window(fake, env, tmp_path, tr
     assert hook("Stop", payload, env)[0] == ""
     (request,) = fake.wait_for("/api/v1/sessions")
     assert request["query"]["ended"] == "false"
-    started = state(env, "s1")["upload_started_at"]
+    # The uploader records its outcome after the server answered: wait for it, so that the
+    # state edited below is not overwritten by the uploader's own last write.
+    started = wait_for_state(env, "s1", "last_upload")["upload_started_at"]
     # A Stop within 15 minutes would schedule one upload for the end of the window; with one
     # already scheduled it adds nothing.
     pending = started + 900
@@ -382,6 +386,30 @@ def _client():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def test_a_session_end_right_after_a_stop_sends_the_only_upload(fake, env, tmp_path, transcript):
+    """Stop waits two seconds for the transcript to settle; a SessionEnd meanwhile uploads at
+    once, and the Stop upload, superseded, sends nothing (it would carry an older copy)."""
+    hook("Stop", start_payload(tmp_path, hook_event_name="Stop", stop_hook_active=False), env)
+    hook("SessionEnd", start_payload(tmp_path, hook_event_name="SessionEnd", reason="exit"), env)
+    uploads_done(str(tmp_path))
+    (request,) = fake.requests
+    assert request["query"]["ended"] == "true"
+    log = (Path(env["JEZERO_PLUGIN_STATE"]) / "plugin.log").read_text()
+    assert "session=s1 superseded by a newer upload" in log
+
+
+def test_an_upload_the_server_kept_no_copy_of_is_recorded_as_such(fake, env, tmp_path, transcript):
+    """The server answers `stored: false` (it holds a newer copy): recorded, logged, nothing retried."""
+    fake.answers["/api/v1/sessions"] = (200, {"source": "uploads-laptop", "session_id": "s1", "version": 3,
+                                              "stored": False, "ended": True,
+                                              "detail": "not stored: the inbox holds a newer copy"})
+    hook("SessionEnd", start_payload(tmp_path, hook_event_name="SessionEnd"), env)
+    recorded = wait_for_state(env, "s1", "last_upload")["last_upload"]
+    assert (recorded["status"], recorded["stored"], recorded["receipt"]["version"]) == (200, False, 3)
+    assert "stored=false" in (Path(env["JEZERO_PLUGIN_STATE"]) / "plugin.log").read_text()
+    assert len(fake.requests) == 1
 
 
 def test_a_refused_upload_is_recorded_and_the_agent_never_knows(fake, env, tmp_path, transcript):
@@ -474,3 +502,168 @@ def test_codex_notify_passes_the_turn_to_a_chained_notify_program(fake, env, rol
     fake.wait_for("/api/v1/sessions")
     wait_until(seen.exists, timeout=5, what="the chained program to write its file")
     assert json.loads(seen.read_text())["thread-id"] == THREAD
+
+
+# --- Codex hooks ------------------------------------------------------------------------------------
+# The JSON Codex writes to a command hook's stdin (codex-rs/hooks/schema/generated/*.input.schema.json):
+# every event has session_id (the thread id), transcript_path (the rollout, or null), cwd,
+# hook_event_name, model and permission_mode; SessionStart adds source; UserPromptSubmit and Stop
+# add turn_id; UserPromptSubmit adds prompt; Stop adds stop_hook_active and last_assistant_message.
+
+def codex_payload(event, rollout=None, **extra):
+    payload = {"session_id": THREAD, "transcript_path": str(rollout) if rollout else None,
+               "cwd": "/home/ana/src/shop-site", "hook_event_name": event, "model": "gpt-5.5-codex",
+               "permission_mode": "default"}
+    if event == "SessionStart":
+        payload["source"] = "startup"
+    else:
+        payload["turn_id"] = "019e9626-0000-7000-8000-000000000001"
+    if event == "UserPromptSubmit":
+        payload["prompt"] = "remove the analytics script"
+    if event == "Stop":
+        payload.update(stop_hook_active=False, last_assistant_message="Done.")
+    payload.update(extra)
+    return payload
+
+
+def codex_hook(event, payload, env, stdin=None):
+    """Run the Codex hook with its JSON on stdin (Codex writes it without a trailing newline);
+    returns (stdout, seconds taken)."""
+    started = time.monotonic()
+    proc = subprocess.run([sys.executable, str(CODEX_HOOKS), event],
+                          input=stdin if stdin is not None else json.dumps(payload), capture_output=True, text=True,
+                          env=env, timeout=10)
+    took = time.monotonic() - started
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert TOKEN not in proc.stdout
+    return proc.stdout, took
+
+
+def codex_output(stdout, event):
+    """The answer as Codex parses it: one JSON object with only the keys its output schema
+    allows (additionalProperties: false at both levels), the event's own name, and text."""
+    answer = json.loads(stdout)
+    assert set(answer) == {"hookSpecificOutput"}
+    assert set(answer["hookSpecificOutput"]) == {"hookEventName", "additionalContext"}
+    assert answer["hookSpecificOutput"]["hookEventName"] == event
+    return answer["hookSpecificOutput"]["additionalContext"]
+
+
+def test_codex_session_start_asks_the_library_and_prints_what_codex_reads(fake, env):
+    """SessionStart → POST hooks/session-start with the thread's cwd and id → hookSpecificOutput."""
+    out, took = codex_hook("SessionStart", codex_payload("SessionStart"), env)
+    assert codex_output(out, "SessionStart") == "[7] 2026-05-01 Keep GA"
+    (request,) = fake.requests
+    assert request["path"] == "/api/v1/hooks/session-start"
+    assert json.loads(request["body"]) == {"cwd": "/home/ana/src/shop-site", "session_id": THREAD}
+    assert request["headers"]["Authorization"] == "Bearer " + TOKEN
+    assert took < 2.0
+
+
+def test_codex_first_prompt_asks_once_per_thread(fake, env):
+    """The first prompt of a thread gets related items; the next prompt sends nothing."""
+    out, _ = codex_hook("UserPromptSubmit", codex_payload("UserPromptSubmit"), env)
+    assert codex_output(out, "UserPromptSubmit") == "[8] 2026-08-01 Remove the analytics script"
+    (request,) = fake.requests
+    assert request["path"] == "/api/v1/hooks/first-prompt"
+    assert json.loads(request["body"]) == {"prompt": "remove the analytics script", "session_id": THREAD,
+                                           "cwd": "/home/ana/src/shop-site"}
+    again = codex_payload("UserPromptSubmit", prompt="and the consent banner", turn_id="t2")
+    assert codex_hook("UserPromptSubmit", again, env)[0] == ""
+    assert len(fake.requests) == 1
+
+
+def test_codex_stop_uploads_the_rollout_it_is_given(fake, env, rollout):
+    """Stop with transcript_path → the rollout goes up as agent=codex, ended=false; nothing printed."""
+    out, took = codex_hook("Stop", codex_payload("Stop", rollout), env)
+    assert out == "" and took < 2.0
+    (request,) = fake.wait_for("/api/v1/sessions")
+    assert request["query"] == {"agent": "codex", "session_id": THREAD, "cwd": "/home/ana/src/shop-site",
+                                "ended": "false"}
+    assert gzip.decompress(request["body"]) == rollout.read_bytes()
+    # The next turn within 15 minutes is throttled like notify's: pretend its upload is already
+    # scheduled, so no sleeping child outlives the test.
+    recorded = wait_for_state(env, THREAD, "last_upload")
+    path = Path(env["JEZERO_PLUGIN_STATE"]) / f"{THREAD}.json"
+    path.write_text(json.dumps({**recorded, "upload_pending_at": recorded["upload_started_at"] + 900}))
+    codex_hook("Stop", codex_payload("Stop", rollout, turn_id="t2"), env)
+    uploads_done(env["CODEX_HOME"])
+    assert len(fake.requests) == 1
+
+
+def test_codex_stop_without_a_transcript_path_finds_the_rollout(fake, env, rollout):
+    """transcript_path null → the thread's rollout under $CODEX_HOME/sessions."""
+    codex_hook("Stop", codex_payload("Stop"), env)
+    (request,) = fake.wait_for("/api/v1/sessions")
+    assert gzip.decompress(request["body"]) == rollout.read_bytes()
+
+
+def test_codex_stop_of_a_thread_without_a_rollout_uploads_nothing(fake, env):
+    """An ephemeral thread (no rollout anywhere) → no upload planned, nothing printed."""
+    assert codex_hook("Stop", codex_payload("Stop"), env)[0] == ""
+    uploads_done(env["CODEX_HOME"])
+    assert fake.requests == []
+
+
+CODEX_EVENTS = ["SessionStart", "UserPromptSubmit", "Stop"]
+
+
+def codex_every_event(env, stdin=None, rollout=None):
+    """The three Codex hooks at once, each for its own thread; returns [(stdout, seconds)]."""
+    started = time.monotonic()
+    procs = []
+    for n, event in enumerate(CODEX_EVENTS):
+        payload = codex_payload(event, rollout, session_id=THREAD[:-1] + str(n))
+        procs.append(subprocess.Popen([sys.executable, str(CODEX_HOOKS), event], stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env))
+        procs[-1].stdin.write(stdin if stdin is not None else json.dumps(payload))
+        procs[-1].stdin.close()
+    outputs = []
+    for proc in procs:
+        with proc:
+            out, err = proc.stdout.read(), proc.stderr.read()
+            proc.wait(timeout=10)
+        assert (proc.returncode, err) == (0, "")
+        outputs.append((out, time.monotonic() - started))
+    return outputs
+
+
+def test_codex_hooks_without_configuration_are_silent(fake, env, rollout):
+    """No URL/token → exit 0, no output, no request, nothing written."""
+    del env["JEZERO_URL"], env["JEZERO_TOKEN"]
+    for out, took in codex_every_event(env, rollout=rollout):
+        assert out == "" and took < 2.5
+    uploads_done(env["CODEX_HOME"])
+    assert fake.requests == []
+    assert not Path(env["JEZERO_PLUGIN_STATE"]).exists()
+
+
+@pytest.mark.parametrize("stdin", ["", "not json", "[1, 2]", '{"session_id": 5}', '{"cwd": "/w"}'])
+def test_codex_hooks_with_bad_stdin_are_silent(fake, env, stdin):
+    for out, took in codex_every_event(env, stdin=stdin):
+        assert out == "" and took < 2.5
+    assert fake.requests == []
+
+
+def test_codex_hooks_with_the_server_down_are_silent(env, rollout):
+    """A closed port: exit 0, nothing printed, quickly; the Stop upload fails in the background."""
+    env["JEZERO_URL"] = "http://127.0.0.1:%d" % closed_port()
+    for out, took in codex_every_event(env, rollout=rollout):
+        assert out == "" and took < 2.5
+    assert wait_for_state(env, THREAD[:-1] + "2", "last_upload")["last_upload"]["error"].startswith("unreachable")
+
+
+def test_codex_context_hooks_give_up_on_a_hanging_server_after_two_seconds(fake, env):
+    fake.delay = 5.0
+    for event in ("SessionStart", "UserPromptSubmit"):
+        out, took = codex_hook(event, codex_payload(event), env)
+        assert out == ""
+        assert 1.5 < took < 2.5
+
+
+@pytest.mark.parametrize("answer", [(401, {"detail": "invalid token"}), (500, b"<h1>Server Error</h1>"),
+                                    (200, b"<html>a login page</html>"), (200, {"context": ""})])
+def test_codex_hooks_print_nothing_for_errors_and_empty_answers(fake, env, answer):
+    """Codex fails a hook whose stdout looks like JSON but is not its schema: print nothing rather."""
+    fake.answers["/api/v1/hooks/session-start"] = answer
+    assert codex_hook("SessionStart", codex_payload("SessionStart"), env)[0] == ""

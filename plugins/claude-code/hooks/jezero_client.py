@@ -1,11 +1,12 @@
-"""The one client for Jezero's device API, shared by the Claude Code hooks and the Codex
-`notify` program: configuration, per-session state, the two context calls, and transcript
-uploads (planned in the agent's process, performed by a detached child).
+"""The one client for Jezero's device API, shared by the Claude Code hooks, the Codex hooks
+and the Codex `notify` program: configuration, per-session state, the two context hooks
+(what both agents' SessionStart and UserPromptSubmit hooks do, and how a hook process runs),
+and transcript uploads (planned in the agent's process, performed by a detached child).
 
 Standard library only, Python 3.9+. It lives inside the Claude Code plugin because Claude
-Code copies the plugin folder on install; `plugins/codex/jezero_notify.py` imports it from
-here by a path relative to itself (or from its own folder, if both files were copied
-together).
+Code copies the plugin folder on install; the Codex programs in `plugins/codex/` import it
+from here by a path relative to themselves (or from their own folder, if the files were
+copied together). There is one copy of it in the repository.
 
 Rules (SPEC §13): nothing here may block or break an agent. Public functions either return
 quietly (None, "") or raise `JezeroError`, which callers turn into "print nothing, exit 0".
@@ -29,7 +30,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-VERSION = "0.1.0"
+VERSION = "0.2.0"
 CONTEXT_TIMEOUT = 2.0  # seconds for a whole context hook, start to finish
 UPLOAD_TIMEOUT = 30.0  # seconds for one upload request, in the detached child
 UPLOAD_INTERVAL = 15 * 60  # while a session runs, at most one upload per this many seconds
@@ -309,6 +310,87 @@ def upload_transcript(config: Config, agent: str, session_id: str, path: str, cw
     return status, answer if isinstance(answer, dict) else None, len(data)
 
 
+# --- the agents' hooks -------------------------------------------------------------------------
+# Claude Code and Codex run a hook as a command with the event's JSON on stdin and read the
+# same answer from a SessionStart or UserPromptSubmit hook on stdout:
+# {"hookSpecificOutput": {"hookEventName": <event>, "additionalContext": <text>}}; an empty
+# stdout with exit 0 adds nothing. `plugins/claude-code/hooks/jezero_hook.py` and
+# `plugins/codex/jezero_codex_hooks.py` are these functions plus their agent's upload events.
+
+MAX_PROMPT_CHARS = 10000  # the server keeps at most 20 words; a pasted log needs not travel
+CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit")
+
+
+def session_start_context(config: Config, payload: dict, budget: float) -> str:
+    """SessionStart: the project's newest items and the protocol, from the working folder
+    (and its git remote). Also removes the state files of long-idle sessions."""
+    prune_states()
+    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else ""
+    body = {"cwd": cwd, "session_id": payload["session_id"]}
+    remote = git_info(cwd)[1] if cwd else None
+    if remote:
+        body["git_remote"] = remote
+    return fetch_context(config, "/api/v1/hooks/session-start", body, budget)
+
+
+def first_prompt_context(config: Config, payload: dict, budget: float) -> str:
+    """UserPromptSubmit: the first real prompt of a session (not a bare `/command`) asks the
+    library for related items; later prompts add nothing and send nothing."""
+    prompt = payload.get("prompt")
+    session_id = payload["session_id"]
+    if not isinstance(prompt, str) or re.fullmatch(r"\s*/\S*\s*", prompt) or not prompt.strip():
+        return ""  # a bare slash command is not the first thing the person asked
+    if read_state(session_id).get("first_prompt_at"):
+        return ""
+    # Marked before asking: if the library is slow now, later prompts still add nothing.
+    update_state(session_id, first_prompt_at=time.time())
+    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else ""
+    body = {"prompt": prompt[:MAX_PROMPT_CHARS], "session_id": session_id, "cwd": cwd}
+    remote = git_info(cwd)[1] if cwd else None
+    if remote:
+        body["git_remote"] = remote
+    return fetch_context(config, "/api/v1/hooks/first-prompt", body, budget)
+
+
+def run_hook(event: str | None, stdin, handlers: dict, started: float) -> str:
+    """Handle one hook call: read the JSON on `stdin`, run `handlers[event]` (the event from
+    the command line, else the payload's `hook_event_name`) as `handler(config, payload,
+    budget)`, and return what to print: the hookSpecificOutput JSON when a context event
+    produced text, else "". `budget` is what is left of CONTEXT_TIMEOUT since `started`
+    (a `time.monotonic()` taken when the process began). Never raises: without
+    configuration, on bad input or any failure it returns "" (and logs why)."""
+    try:
+        config = load_config()
+        if config is None or stdin is None or stdin.isatty():
+            return ""
+        payload = json.loads(stdin.read())
+        if not isinstance(payload, dict) or not isinstance(payload.get("session_id"), str) or not payload["session_id"]:
+            return ""
+        event = event or payload.get("hook_event_name")
+        handler = handlers.get(event)
+        context = handler(config, payload, CONTEXT_TIMEOUT - (time.monotonic() - started)) if handler else None
+        if event not in CONTEXT_EVENTS or not isinstance(context, str) or not context:
+            return ""
+        return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}})
+    except Exception as error:  # noqa: BLE001 — SPEC §13: a hook never breaks the agent
+        log("hook %s failed: %s" % (event, error if isinstance(error, JezeroError) else type(error).__name__))
+        return ""
+
+
+def hook_main(handlers: dict, started: float) -> None:
+    """The body of a hook program: `<program> <event>` with the JSON on stdin. Prints the
+    answer (if any) and ends the process with status 0 at once: a context request still
+    running in its thread is abandoned, not waited for (os._exit)."""
+    output = run_hook(sys.argv[1] if len(sys.argv) > 1 else None, sys.stdin, handlers, started)
+    try:
+        if output:
+            sys.stdout.write(output + "\n")
+        sys.stdout.flush()
+    except OSError:
+        pass
+    os._exit(0)
+
+
 # --- upload planning (in the agent's process) ---------------------------------------------------
 
 def plan_upload(state: dict, now: float, ended: bool, interval: float = UPLOAD_INTERVAL) -> tuple[str, float | None]:
@@ -340,6 +422,7 @@ def request_upload(agent: str, session_id: str, path: str, cwd: str | None, ende
         # Clearing upload_pending_at cancels a scheduled upload: this one supersedes it.
         update_state(session_id, env, upload_started_at=now, upload_pending_at=None)
         job["delay"] = settle
+        job["started"] = now  # an upload started after this one, while it waits, supersedes it
         spawn_uploader(job)
     elif decision == "later":
         update_state(session_id, env, upload_pending_at=at)
@@ -367,9 +450,13 @@ def spawn_uploader(job: dict) -> None:
 
 def run_upload_job(job: dict, env=None, sleep=time.sleep) -> str:
     """Carry out one planned upload and record the outcome in the session's state
-    (`last_upload`: time, status, version or error) and in the log. A scheduled job (`at`)
-    first waits, then gives up if a newer upload superseded it or the transcript has not
-    changed since the last successful upload. Returns a short outcome word; never raises."""
+    (`last_upload`: time, status, version, whether the server stored it, or the error) and in
+    the log. A scheduled job (`at`) first waits, then gives up if a newer upload superseded it
+    or the transcript has not changed since the last successful upload; a job that waits for
+    the transcript to settle (`delay`) gives up when another upload of the session started
+    meanwhile (a SessionEnd right after a Stop: the later upload reads the longer file). The
+    server, too, keeps the newest upload whatever order they arrive in. Returns a short
+    outcome word; never raises."""
     session_id = str(job.get("session_id") or "")
     try:
         config = load_config(env)
@@ -379,12 +466,15 @@ def run_upload_job(job: dict, env=None, sleep=time.sleep) -> str:
             sleep(max(0.0, job["at"] - time.time()))
             state = read_state(session_id, env)
             if state.get("upload_pending_at") != job["at"]:
-                return "superseded"
+                return _superseded(job, env)
             update_state(session_id, env, upload_started_at=time.time(), upload_pending_at=None)
             if _fingerprint(job["path"]) == state.get("uploaded_fingerprint"):
                 return "unchanged"
         elif job.get("delay"):
             sleep(float(job["delay"]))
+            started = job.get("started")
+            if isinstance(started, (int, float)) and read_state(session_id, env).get("upload_started_at") != started:
+                return _superseded(job, env)
         ended = bool(job.get("ended"))
         fingerprint = _fingerprint(job["path"])
         status, answer, size = upload_transcript(config, job["agent"], session_id, job["path"], job.get("cwd"), ended)
@@ -392,12 +482,16 @@ def run_upload_job(job: dict, env=None, sleep=time.sleep) -> str:
         receipt = {key: value for key, value in (answer or {}).items()
                    if value is None or isinstance(value, (str, int, float, bool))}
         version = receipt.get("version")
+        # `stored: false`: the server already holds this transcript or a longer one (a late
+        # upload overtaken by a newer one); it kept what it had.
+        stored = receipt.get("stored", True) is not False
         update_state(session_id, env, uploaded_fingerprint=fingerprint,
                      last_upload={"at": time.time(), "status": status, "version": version, "ended": ended,
-                                  "receipt": receipt})
-        log("upload agent=%s session=%s ended=%s status=%d version=%s bytes=%d"
-            % (job["agent"], session_id, str(ended).lower(), status, version, size), env)
-        return "uploaded"
+                                  "stored": stored, "receipt": receipt})
+        log("upload agent=%s session=%s ended=%s status=%d version=%s bytes=%d%s"
+            % (job["agent"], session_id, str(ended).lower(), status, version, size,
+               "" if stored else " stored=false"), env)
+        return "uploaded" if stored else "kept"
     except (JezeroError, OSError, ValueError, KeyError, TypeError) as error:
         message = str(error) if isinstance(error, JezeroError) else type(error).__name__
         try:
@@ -407,6 +501,11 @@ def run_upload_job(job: dict, env=None, sleep=time.sleep) -> str:
             pass
         log("upload agent=%s session=%s failed: %s" % (job.get("agent"), session_id, message), env)
         return "failed"
+
+
+def _superseded(job: dict, env) -> str:
+    log("upload agent=%s session=%s superseded by a newer upload" % (job.get("agent"), job.get("session_id")), env)
+    return "superseded"
 
 
 def _fingerprint(path: str) -> list | None:

@@ -21,13 +21,25 @@ def safe_text(text):
     return text
 
 
+def whole_words(line, limit):
+    """`line` if it fits in `limit` characters, else its first `limit` characters less the word
+    the cut falls in, with an ellipsis. Connectors cut before redaction runs: what is kept of a
+    word at the cut (a key, a password) is none of it, never its first characters (issue 12)."""
+    if len(line) <= limit:
+        return line
+    head = line[: limit - 1]
+    if not line[limit - 1].isspace():
+        space = max(head.rfind(" "), head.rfind("\t"))
+        head = head[:space] if space > 0 else ""
+    return head.rstrip() + "…"
+
+
 def one_line(text, limit=ONE_LINE_CHARS):
-    """The first non-blank line of `text`, trimmed to `limit` characters (with an ellipsis);
-    "" when `text` is not a string."""
+    """The first non-blank line of `text`, cut between words to `limit` characters (see
+    `whole_words`); "" when `text` is not a string."""
     if not isinstance(text, str):
         return ""
-    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
-    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+    return whole_words(next((part.strip() for part in text.splitlines() if part.strip()), ""), limit)
 
 
 def parse_time(value):

@@ -15,11 +15,17 @@ import shlex
 
 from .text import one_line
 
+# How much of a tool line a connector keeps. Far more than is shown (the pipeline's `clean`
+# shortens a line to `text.ONE_LINE_CHARS` after redacting it): a key that straddles the
+# display cut is then redacted whole, never stored minus its last characters (issue 12).
+TOOL_LINE_BOUND = 4_000
+
 
 def tool_line(name, detail=""):
-    """`Name: detail`, or just `Name` when there is no detail; the detail is cut to its first
-    line (see `text.one_line`)."""
-    detail = one_line(detail) if isinstance(detail, str) else ""
+    """`Name: detail`, or just `Name` when there is no detail; the detail is its first line,
+    kept whole up to TOOL_LINE_BOUND (cut between words: see `text.whole_words`): it is cut to the display length only
+    after redaction, by the pipeline."""
+    detail = one_line(detail, TOOL_LINE_BOUND) if isinstance(detail, str) else ""
     return f"{name}: {detail}" if detail else str(name)
 
 

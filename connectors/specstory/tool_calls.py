@@ -16,12 +16,12 @@ import html
 import re
 
 from ..markup import Fences
-from ..text import one_line
-from ..tools import tool_line
+from ..text import one_line, whole_words
+from ..tools import TOOL_LINE_BOUND, tool_line
 
-# Lines of a tool call kept to name it (its output is never kept).
+# Lines of a tool call kept to name it (its output is never kept), each whole up to the tool
+# line's bound (cut between words: see `text.whole_words`; redaction comes later).
 TOOL_HEAD_LINES = 40
-TOOL_LINE_CHARS = 1000
 # Files named on the tool line of one patch, at most.
 MAX_PATCHED_FILES = 50
 
@@ -61,7 +61,7 @@ class ToolBlock:
     def __init__(self, opener):
         found = _TOOL_NAME.search(opener)
         self.name = html.unescape(found.group("name")) if found else ""
-        self.head = [opener[:TOOL_LINE_CHARS]]
+        self.head = [whole_words(opener, TOOL_LINE_BOUND)]
         self.depth = 1
         self.fences = Fences()          # only fences of 4+ characters are tracked here
         self.result_path = None
@@ -69,7 +69,7 @@ class ToolBlock:
 
     def feed(self, line):
         if len(self.head) < TOOL_HEAD_LINES:
-            self.head.append(line[:TOOL_LINE_CHARS])
+            self.head.append(whole_words(line, TOOL_LINE_BOUND))
         if self.result_path is None:
             self.result_path = result_file(line)
         if self.fences.inside or _LONG_FENCE.match(line):
@@ -92,7 +92,7 @@ class WrittenCall:
     of the turn. Only what names the call is kept (see `may_end` for where it ends)."""
 
     def __init__(self, line, *, patch=False):
-        self.line = line[:TOOL_LINE_CHARS]
+        self.line = whole_words(line, TOOL_LINE_BOUND)
         self.patch = patch
         self.head = []
         self.fences = Fences()
@@ -103,7 +103,7 @@ class WrittenCall:
 
     def feed(self, line):
         if len(self.head) < TOOL_HEAD_LINES:
-            self.head.append(line[:TOOL_LINE_CHARS])
+            self.head.append(whole_words(line, TOOL_LINE_BOUND))
         if self.result_path is None:
             self.result_path = result_file(line)
         if self.patch and not self.fences.inside and len(self.patched) < MAX_PATCHED_FILES:
@@ -257,7 +257,7 @@ def tool_text(name, summary, body, result_path):
     if not detail:
         detail = _body_detail(name, body, result_path, shell=shell)
     if not name:
-        return one_line(detail)
+        return one_line(detail, TOOL_LINE_BOUND)
     return tool_line("Bash" if shell else name, detail)
 
 

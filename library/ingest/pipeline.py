@@ -29,6 +29,7 @@ from django.utils import timezone
 
 from connectors import registry
 from connectors.base import UnitError, finish_blocks
+from connectors.text import ONE_LINE_CHARS
 from library.errors import NotConfigured, RunRefused
 from library.ingest import inbox, projects, redact
 from library.ingest.segments import segment
@@ -132,12 +133,31 @@ def tokens_used_today(now):
 
 def _redacted(block, redactor):
     text = redactor.redact(block.text)
+    if block.role == "tool":
+        text = _display_line(text)
     return block if text is block.text or text == block.text else replace(block, text=text)
+
+
+def _display_line(line, limit=ONE_LINE_CHARS):
+    """A redacted tool line shortened to what is shown (`Name: ` and `limit` characters of its
+    detail), never cutting a marker in half. Connectors keep tool lines whole up to a larger
+    bound, so that redaction sees a key whole before anything is cut (issue 12)."""
+    name, sep, detail = line.partition(": ")
+    if not sep:
+        name, detail = "", line
+    if len(detail) <= limit:
+        return line
+    cut = limit - 1
+    for marker in redact.MARKER_RE.finditer(detail, max(cut - 40, 0), cut + 40):
+        if marker.start() < cut < marker.end():
+            cut = marker.start()
+    return f"{name}{sep}{detail[:cut].rstrip()}…"
 
 
 def clean(reading, config, redactor):
     """A unit's numbered, redacted blocks and redacted hints (with `git_root` when the
-    working folder is on this machine) — what preview shows and the pipeline segments."""
+    working folder is on this machine) — what preview shows and the pipeline segments.
+    Tool lines are shortened to the display length here, after redaction."""
     blocks = finish_blocks(reading.entries, user_prompt_markers=config.get("user_prompt_markers", ()),
                            user_prompt_drop_lines=config.get("user_prompt_drop_lines", ()))
     blocks = [_redacted(block, redactor) for block in blocks]

@@ -208,3 +208,14 @@ def test_a_run_stores_one_item_per_file_with_the_extractive_summariser(settings,
     assert item.occurred_at == at("2025-06-03T17:45")
     assert item.hints["status"] == "Done" and item.hints["labels"] == ["frontend", "auth"]
     assert store.check().ok
+
+
+def test_a_long_front_matter_field_is_cut_between_words_so_no_part_of_a_key_is_kept(tmp_path):
+    """Fields are cut to 200 characters before redaction runs: a key the cut falls in is left
+    out whole, never kept minus its last characters where no rule would know it (issue 12)."""
+    key = "sk-proj-" + "Qm4vXr8TzK2LwP9sNd3YhB6jFc1GaE5uRo7i" * 2
+    notes = "word " * 37 + key + " more words"
+    _unit, reading = read_text(tmp_path, f"---\ntitle: Deploy\nnotes: {notes}\n---\n\nBody.\n")
+    fields = texts(reading)[0][1]
+    assert fields.startswith("notes: word word") and fields.endswith("word…")
+    assert "sk-proj" not in fields and "Qm4v" not in fields

@@ -274,6 +274,22 @@ ORDINARY = [
     '"AWS::Config::AggregationAuthorization": "af318b77aaceeeaa",',
     '"Resource": "arn:aws:secretsmanager:*:*:secret:db-2024*"',
     "set_password = 'ALTER USER %(user)s IDENTIFIED BY \"%(password)s\"'",
+    # VERSION 2: URL passwords may hold / ? # and spaces, sentences may name a secret, bare
+    # values in YAML and headers are judged as values; none of these is one.
+    "http://localhost:8000/@vite/client and https://registry.npmjs.org:443/@types/node",
+    "see http://example.com:8080 and write to ana@example.com about it",
+    "token: str = \"\"",
+    "password: Optional[str] = None",
+    "the password is required and the token is expired",
+    "the token is 40 characters long; the API key was rotated in 2024",
+    "max_tokens 2048 and key 42 in the sort key column",
+    "use password hashing (argon2) for every password",
+    "secret = SecretStr(value)",
+    "password: hashedPassword,",
+    "token = nextPageToken",
+    "password: !vault |",
+    "git log --format='%H %s' | head -n 5",
+    "X-CSRFToken: {{ csrf_token }}",
 ]
 
 

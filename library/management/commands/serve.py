@@ -5,12 +5,18 @@ from django.conf import settings
 
 from library.cli import Verb
 
+# gunicorn's default access line with the path instead of the request line, and no referrer:
+# query strings may carry credentials (an upload's `git_remote=https://user:token@host/…`, a
+# search), and a log is no place for them. Method, path, status, size and agent stay.
+ACCESS_LOG_FORMAT = '%(h)s %(l)s %(u)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(b)s "%(a)s" %(M)sms'
+
 
 def gunicorn_argv(bind, workers):
-    """The server command: gunicorn with its native ASGI worker (MCP needs ASGI)."""
+    """The server command: gunicorn with its native ASGI worker (MCP needs ASGI), logging each
+    request without its query string (ACCESS_LOG_FORMAT)."""
     return [sys.executable, "-m", "gunicorn", "jezero_site.asgi:application", "--worker-class", "asgi",
             "--bind", bind, "--workers", str(workers), "--no-control-socket", "--access-logfile", "-",
-            "--graceful-timeout", "20"]
+            "--access-logformat", ACCESS_LOG_FORMAT, "--graceful-timeout", "20"]
 
 
 class Command(Verb):

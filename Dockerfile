@@ -7,6 +7,15 @@
 #   docker run -d -v jezero-data:/data jezero worker                                    # worker
 #   docker run --rm -v jezero-data:/data jezero backup /data/backups/jezero.sqlite3     # any verb
 #
+# With Podman, build in Docker's image format: Podman's default (OCI) has no place for the
+# HEALTHCHECK below and drops it. The `podman run` lines are the same as the `docker run` ones.
+#
+#   podman build --format docker -t jezero .
+#
+# tests/e2e/test_container.py builds and runs it that way (Podman 4.3, Debian 12's), on a
+# stand-in base whose Python is in /usr/bin where the official image's is in /usr/local/bin:
+# nothing here names that folder, and both stages share the base, so /venv's links hold.
+#
 # Layout: the code runs from /app (an editable install into the /venv virtual environment), so the
 # settings find /app/templates and /app/static beside the packages; static files are collected
 # at build time into /app/staticfiles (JEZERO_STATIC_ROOT). /app and /venv belong to root and
@@ -50,10 +59,9 @@ USER 10001:10001
 WORKDIR /data
 VOLUME /data
 EXPOSE 8000
-# The standard library only: no curl in a slim image, and no Django start per probe.
-# Every 2 s while starting (Docker Engine 25+; older engines ignore it), so the worker, which
-# waits for a healthy web service, starts as soon as the server answers; every 30 s after that.
-HEALTHCHECK --interval=30s --timeout=5s --start-period=120s --start-interval=2s --retries=3 \
+# The standard library only: no curl in a slim image, and no Django start per probe. No
+# --start-interval here: Podman 4.3 rejects it; deploy/compose.yaml sets start_interval instead.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=120s --retries=3 \
     CMD ["python", "-I", "/app/deploy/healthcheck.py"]
 ENTRYPOINT ["/app/deploy/entrypoint.sh"]
 CMD ["web"]

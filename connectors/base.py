@@ -33,6 +33,10 @@ class Unit:
     # than `<source>:<id>#0` (SPEC §1). Only the segments after the first of a document too
     # long for one segment carry `#<first block>`.
     single_document: bool = False
+    # Known to be over (an uploaded session whose agent said it ended): nothing more will be
+    # appended, so it does not wait `settle_minutes` (SPEC §2 "Settling" is for units that may
+    # still grow).
+    finished: bool = False
 
 
 @dataclass(frozen=True)

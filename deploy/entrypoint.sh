@@ -11,7 +11,8 @@
 # "skipped" for what exists) under an exclusive lock on a file in the data folder, so a web and
 # a worker container starting together on one volume never race: the first applies the
 # migrations, the second waits, then finds nothing to do. The admin user's password comes from
-# JEZERO_ADMIN_PASSWORD(_FILE), or is printed once to this log.
+# JEZERO_ADMIN_PASSWORD(_FILE); without it, no admin is made and this log shows a one-time
+# setup code for the /setup/ page (it stops working once an admin exists).
 #
 # The image makes /data belong to its user (uid 10001), and a new named volume takes that
 # ownership from the image: nothing here changes owners at boot. A bind-mounted host folder
@@ -29,7 +30,9 @@ prepare() {
              "give it to that user once (chown -R $(id -u):$(id -g) on the host folder)" >&2
         exit 1
     fi
-    flock "$data/.init.lock" jezero init
+    # No admin and no JEZERO_ADMIN_PASSWORD(_FILE): no password is made (it would outlive the
+    # container in its log); init prints a one-time setup code for /setup/ instead.
+    flock "$data/.init.lock" jezero init --setup-page
 }
 
 role=${1:-}

@@ -5,7 +5,7 @@ Environment: `JEZERO_DATA_DIR` (default `./data`), `JEZERO_CONFIG` (default
 `secret_key` file that `jezero init` writes), `JEZERO_DEBUG`, `JEZERO_ALLOWED_HOSTS`,
 `JEZERO_LOG_LEVEL`, `JEZERO_HUEY_IMMEDIATE`, `JEZERO_MAX_UPLOAD_MB`, `JEZERO_BIND`,
 `JEZERO_WORKERS`, `JEZERO_HTTPS`, `JEZERO_STATIC_ROOT`, `JEZERO_LOGIN_ATTEMPTS`, `JEZERO_LOGIN_LOCKOUT_MINUTES`,
-`JEZERO_BACKUP_DIR`, `JEZERO_BACKUP_KEEP`, `JEZERO_API_RATE_PER_MINUTE`. Every path derives from the data folder. Logs go
+`JEZERO_BACKUP_DIR`, `JEZERO_BACKUP_KEEP`, `JEZERO_API_RATE_PER_MINUTE`, `JEZERO_SOURCES_DIR`. Every path derives from the data folder. Logs go
 to stderr, so that the CLI's stdout stays clean JSON or text.
 """
 
@@ -40,7 +40,11 @@ try:
     JEZERO_API_RATE_PER_MINUTE = env.integer("JEZERO_API_RATE_PER_MINUTE", 600, minimum=0, maximum=1_000_000)
     # Largest session upload, after decompression (SPEC §12: default 50 MB).
     JEZERO_MAX_UPLOAD_BYTES = env.integer("JEZERO_MAX_UPLOAD_MB", 50, minimum=1, maximum=2048) * 1_000_000
-    # The first admin's password for `jezero init` (else a random one, printed once).
+    # Where agents' folders are mounted (read-only, by the compose file): the web app offers
+    # each sub-folder as a connector's path.
+    JEZERO_SOURCES_DIR = Path(env.text("JEZERO_SOURCES_DIR", "/sources")).expanduser()
+    # The first admin's password for `jezero init` (else a random one printed once, or with
+    # `--setup-page` a one-time code for /setup/); checked by AUTH_PASSWORD_VALIDATORS.
     JEZERO_ADMIN_PASSWORD = env.secret("JEZERO_ADMIN_PASSWORD")
 except (config.ConfigError, env.EnvError) as exc:
     raise ImproperlyConfigured(str(exc)) from None
@@ -83,6 +87,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "jezero_site.middleware.ContentSecurityPolicy",
+    "jezero_site.middleware.FirstAdminSetup",  # to /setup/ while the first admin is still to be made
     "axes.middleware.AxesMiddleware",  # last, as django-axes asks
 ]
 
@@ -95,6 +100,8 @@ AXES_RESET_ON_SUCCESS = True
 AXES_VERBOSE = False
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_IPWARE_PROXY_COUNT = 1 if HTTPS else 0
+# Fields whose values axes masks in the failed attempts it stores (the setup page's code and passwords too).
+AXES_SENSITIVE_PARAMETERS = ["username", "ip_address", "code", "password_again"]
 
 ROOT_URLCONF = "jezero_site.urls"
 WSGI_APPLICATION = "jezero_site.wsgi.application"
@@ -144,9 +151,12 @@ HUEY = {
     "consumer": {"workers": 2, "worker_type": "thread"},
 }
 
+# Django's four: every password a person sets (`jezero init`, /setup/, the admin's forms) passes them.
 AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
 LANGUAGE_CODE = "en-us"

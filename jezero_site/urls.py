@@ -5,7 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path, re_path
 
 from library.access.api import api, not_found
-from library.views import agent, clients, health, items, pages, sources, tools
+from library.views import agent, clients, health, items, pages, setup, sources, tools
 
 urlpatterns = [
     path("", pages.search, name="search"),
@@ -14,6 +14,7 @@ urlpatterns = [
     path("projects/", pages.projects, name="projects"),
     path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("setup/", setup.setup, name="setup"),  # the first admin, once (library.access.first_admin)
     path("api/v1/", api.urls),
     re_path(r"^api/", not_found),  # any other path under /api/: a JSON 404, not an HTML page
     path("health", health.health, name="health"),
@@ -29,6 +30,10 @@ urlpatterns += [
     path("sources/<str:name>/run/", sources.run, name="source-run"),
     path("sources/<str:name>/dry-run/", sources.dry_run, name="source-dry-run"),
     path("sources/<str:name>/reset/", sources.reset, name="source-reset"),
+    path("sources/add/", sources.add, name="source-add"),
+    path("sources/<str:name>/edit/", sources.edit, name="source-edit"),
+    path("sources/<str:name>/enabled/", sources.enabled, name="source-enabled"),
+    path("sources/<str:name>/delete/", sources.delete, name="source-delete"),
     path("admin-tools/", tools.admin_tools, name="admin-tools"),
     path("admin-tools/retag/", tools.retag_all, name="admin-retag"),
     path("admin-tools/redact/preview/", tools.redact_preview, name="admin-redact-preview"),

@@ -35,3 +35,22 @@ def sqlite_has_tokenizer(app_configs=None, **kwargs):
             id="jezero.E001",
         )]
     return []
+
+
+@checks.register("connectors")
+def connectors_are_usable(app_configs=None, **kwargs):
+    """`jezero.W002` for each connector added in the web app or the CLI that is not used: a
+    name jezero.toml defines too, or options the schema no longer accepts. Run by `serve`,
+    `worker`, `up`, `init` and `jezero check` (not by every verb: it reads the database)."""
+    from django.db import DatabaseError
+
+    from library.ingest import configured
+
+    try:
+        found = configured.problems()
+    except DatabaseError:   # before the first migration: nothing added yet
+        return []
+    return [checks.Warning(f"connector {name!r}: {problem}",
+                           hint=f"`jezero connector edit|remove {name}` (or Sources in the web app) changes the "
+                                f"database's; jezero.toml's are in {settings.CONFIG_PATH}", id="jezero.W002")
+            for name, problem in found]

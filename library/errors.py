@@ -13,6 +13,15 @@ class BadInput(LibraryError):
     """The caller's input is malformed (a date that is not ISO 8601, a bad record)."""
 
 
+class InvalidConnector(BadInput):
+    """A connector added or edited from the web app or the CLI breaks the schema or a rule;
+    `problems` maps each key at fault to what is wrong, for a form to show beside its field."""
+
+    def __init__(self, problems):
+        self.problems = dict(problems)
+        super().__init__("; ".join(f"{key}: {message}" for key, message in self.problems.items()))
+
+
 class NotFound(LibraryError):
     """No such item — or one the caller may not read, which is answered the same way."""
 

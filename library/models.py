@@ -135,6 +135,26 @@ class UnitCursor(models.Model):
         return f"{self.connector}:{self.unit_id} @ {self.fingerprint}"
 
 
+class Connector(models.Model):
+    """A connector added from the web app or the CLI (SPEC §2). Connectors in jezero.toml are
+    not rows: `library.ingest.configured` lists both. `options` holds what was given (every
+    key but name, type and enabled), validated by the same schema as the file."""
+
+    name = models.CharField(max_length=200, unique=True)
+    type = models.CharField(max_length=40)
+    options = models.JSONField(default=dict, blank=True)
+    enabled = models.BooleanField(default=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "connectors"
+        ordering = ["name"]
+
+    def __str__(self):
+        return f"{self.name} ({self.type})"
+
+
 class RunReport(models.Model):
     """One run of one connector (SPEC §5): what it saw, sent, stored and failed."""
 

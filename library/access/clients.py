@@ -18,6 +18,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from library.errors import BadInput, NotFound
+from library.ingest import configured
 from library.models import Client
 from library.vocabulary import SOURCE_NAME_RE
 
@@ -63,28 +64,52 @@ def _check_scopes(scopes):
     return sorted(set(scopes))
 
 
-def create(name, *, sources=(), scopes=("read",), upload_source=""):
-    """Create a client; returns (client, token). The token is shown once and never stored."""
+def default_upload_source(name):
+    """The upload source a client gets when none is named: `uploads-<client name>`."""
+    return f"uploads-{name}"
+
+
+def _check_access(client, no_sources):
+    """The rules every client follows (raising BadInput): a client with the upload scope
+    names its upload source, and that source is an upload connector from now on (added when
+    missing); one with the read scope reads some source, unless `no_sources` says it is
+    meant to read none yet."""
+    if client.upload_source and not SOURCE_NAME_RE.match(client.upload_source):
+        raise BadInput(f"--upload-source: {client.upload_source!r} is not a source name")
+    if "read" in client.scopes and not client.sources and not no_sources:
+        raise BadInput("--sources: a client with the read scope and no sources reads nothing; give it sources "
+                       "(e.g. 'agent-*', or '*' for all) or say it should read none yet (--no-sources)")
+    if "upload" in client.scopes:
+        if not client.upload_source:
+            client.upload_source = default_upload_source(client.name)
+        configured.ensure_upload(client.upload_source)
+
+
+def create(name, *, sources=(), scopes=("read",), upload_source="", no_sources=False):
+    """Create a client; returns (client, token). The token is shown once and never stored.
+
+    With the upload scope, `upload_source` defaults to `uploads-<name>`, and an `upload`
+    connector of that name is added in the same transaction when none exists. Raises BadInput
+    — nothing created — for a bad name, scope or source, a name taken, an upload source that
+    is a connector of another type, or the read scope with no sources unless `no_sources`."""
     if not name or not SOURCE_NAME_RE.match(name):
         raise BadInput(f"name: {name!r} must be letters, digits, '.', '_', '-'")
-    sources = _parse_list(sources, "--sources")
-    scopes = _check_scopes(_parse_list(scopes, "--scopes"))
-    if upload_source and not SOURCE_NAME_RE.match(upload_source):
-        raise BadInput(f"--upload-source: {upload_source!r} is not a source name")
-    if "upload" in scopes and not upload_source:
-        raise BadInput("--upload-source: a client with the upload scope needs the source its uploads land in")
     token_id = secrets.token_hex(6)
     token = f"{TOKEN_PREFIX}{token_id}_{secrets.token_urlsafe(32)}"
+    client = Client(name=name, token_id=token_id, token_hash=_digest(token), sources=_parse_list(sources, "--sources"),
+                    scopes=_check_scopes(_parse_list(scopes, "--scopes")), upload_source=upload_source or "")
+    if Client.objects.filter(name=name).exists():
+        raise BadInput(f"a client named {name!r} exists already")
     try:
         with transaction.atomic():  # a savepoint: a duplicate name must not break the caller's transaction
-            client = Client.objects.create(name=name, token_id=token_id, token_hash=_digest(token), sources=sources,
-                                           scopes=scopes, upload_source=upload_source)
+            _check_access(client, no_sources)
+            client.save()
     except IntegrityError:
         raise BadInput(f"a client named {name!r} exists already") from None
     return client, token
 
 
-def update(name, *, sources=None, scopes=None, upload_source=None):
+def update(name, *, sources=None, scopes=None, upload_source=None, no_sources=False):
     """Change a client's allowed sources, scopes or upload source (None keeps a field);
     returns the client. Raises NotFound, or BadInput under the rules of `create`, in which
     case nothing is saved. The token stays the same."""
@@ -94,12 +119,10 @@ def update(name, *, sources=None, scopes=None, upload_source=None):
     if scopes is not None:
         client.scopes = _check_scopes(_parse_list(scopes, "--scopes"))
     if upload_source is not None:
-        if upload_source and not SOURCE_NAME_RE.match(upload_source):
-            raise BadInput(f"--upload-source: {upload_source!r} is not a source name")
         client.upload_source = upload_source
-    if "upload" in client.scopes and not client.upload_source:
-        raise BadInput("--upload-source: a client with the upload scope needs the source its uploads land in")
-    client.save()
+    with transaction.atomic():
+        _check_access(client, no_sources)
+        client.save()
     return client
 
 

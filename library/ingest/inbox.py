@@ -188,10 +188,10 @@ class InboxConnector:
         self.source = source
 
     def discover(self):
-        rows = InboxSession.objects.filter(source=self.source).only("session_id", "version", "received_at")
+        rows = InboxSession.objects.filter(source=self.source).only("session_id", "version", "received_at", "ended")
         for row in rows.iterator():
             yield Unit(id=row.session_id, ref=row.session_id, fingerprint=str(row.version), modified=row.received_at,
-                       path=None)
+                       path=None, finished=row.ended)
 
     def read(self, unit):
         row = InboxSession.objects.get(source=self.source, session_id=unit.id)

@@ -15,7 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from library.errors import BadInput, NotFound
-from library.ingest import projects, redact
+from library.ingest import configured, projects, redact
 from library.ingest.segments import parse_blocks, part_hint
 from library.ingest.summarize import SummaryError, SummaryRequest, prompt, write_record
 from library.models import Item
@@ -53,12 +53,13 @@ def retag(*, dry_run=False, progress=None):
     """Apply the project rules again to every item from its stored hints. Returns a ChangeReport."""
     report = ChangeReport()
     total = Item.objects.count()
+    fixed = configured.fixed_projects()   # once, not once per item
     for batch in _batches(Item.objects.only("pk", "source", "hints", "project", "title", "summary",
                                             "questions", "atoms")):
         changed = []
         for item in batch:
             report.checked += 1
-            slug = projects.project_for(item.hints, item.source)
+            slug = projects.project_for(item.hints, item.source, fixed_projects=fixed)
             if slug != item.project:
                 item.project = slug
                 changed.append(item)
@@ -148,7 +149,8 @@ class ResummarizeReport:
 def _request(item):
     hints = item.hints or {}
     hint = part_hint(hints.get("title_hint"), hints.get("part", 1), hints.get("parts", 1))
-    connector_type = next((c["type"] for c in settings.JEZERO["connectors"] if c["name"] == item.source), None)
+    connector = configured.find(item.source)
+    connector_type = connector["type"] if connector else None
     context = prompt.context_line(item.source, hints, connector_type)
     # The stored original is the segment's rendering, so parsing it gives back the blocks
     # the pipeline summarised the first time.

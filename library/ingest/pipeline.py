@@ -31,7 +31,7 @@ from connectors import registry
 from connectors.base import UnitError, finish_blocks
 from connectors.text import ONE_LINE_CHARS
 from library.errors import NotConfigured, RunRefused
-from library.ingest import inbox, projects, redact
+from library.ingest import configured, inbox, projects, redact
 from library.ingest.segments import segment
 from library.ingest.summarize import SummaryError, SummaryRequest, get_summarizer, write_record
 from library.ingest.summarize.prompt import context_line
@@ -40,6 +40,7 @@ from library.models import Item, RunReport, UnitCursor
 logger = logging.getLogger(__name__)
 
 CHARS_PER_TOKEN = 4          # for dry-run estimates only
+WOULD_READ = 50              # units a dry run lists by name
 _WINDOW = 8                  # units whose model calls may be in flight at once (per worker slot)
 
 
@@ -73,6 +74,7 @@ class Report:
     source_failed: bool = False  # the source could not be read at all (see errors)
     errors: list = field(default_factory=list)
     warnings: Counter = field(default_factory=Counter)
+    would_read: list = field(default_factory=list)  # dry runs: [{unit, documents, characters}], at most WOULD_READ
 
     COUNTERS = ("units_seen", "units_changed", "units_settling", "units_too_small", "units_failed",
                 "units_stored", "units_left", "segments_summarised", "segments_unchanged", "segments_failed",
@@ -87,7 +89,7 @@ class Report:
             "connector": self.connector, "started_at": _iso(self.started_at), "finished_at": _iso(self.finished_at),
             "dry_run": self.dry_run, "sample": self.sample, **self.stats(), "budget_stopped": self.budget_stopped,
             "source_failed": self.source_failed,
-            "errors": self.errors, "warnings": dict(self.warnings),
+            "errors": self.errors, "warnings": dict(self.warnings), "would_read": self.would_read,
         }
 
 
@@ -100,11 +102,13 @@ def _iso(value):
 # --- configuration and locking ---------------------------------------------------------------
 
 def connector_config(name):
-    for config in settings.JEZERO["connectors"]:
-        if config["name"] == name:
-            return config
-    known = ", ".join(c["name"] for c in settings.JEZERO["connectors"]) or "none configured"
-    raise RunRefused(f"no connector named {name!r} (connectors: {known})")
+    """The configuration of connector `name` in use (jezero.toml's or the database's);
+    raises RunRefused when there is none."""
+    config = configured.find(name)
+    if config is None:
+        known = ", ".join(configured.names()) or "none configured"
+        raise RunRefused(f"no connector named {name!r} (connectors: {known})")
+    return config
 
 
 @contextmanager
@@ -213,7 +217,7 @@ class Run:
     def prepare(self, unit, connector):
         """Read, redact, segment and hash one unit; None when it needs nothing (counted)."""
         report, config = self.report, self.config
-        settle = timedelta(minutes=config["settle_minutes"])
+        settle = timedelta(minutes=0 if unit.finished else config["settle_minutes"])
         if unit.modified > self.now - settle:
             report.units_settling += 1
             return None
@@ -232,7 +236,7 @@ class Run:
         keys = item_keys(self.name, unit, segments)
         wanted = keys + [legacy_key(self.name, unit)] if unit.single_document else keys
         existing = {item.key: item for item in Item.objects.filter(key__in=wanted).only("pk", "key", "text_hash")}
-        planned = []
+        planned, documents, characters = [], 0, 0
         for index, (seg, key) in enumerate(zip(segments, keys, strict=True)):
             item = existing.get(key)
             if item is None and index == 0 and unit.single_document:
@@ -240,11 +244,15 @@ class Run:
             needs_call = item is None or item.text_hash != seg.hash
             planned.append(Planned(seg, key, item, needs_call))
             if needs_call:
-                report.documents += 1
-                report.characters += len(seg.text)
+                documents, characters = documents + 1, characters + len(seg.text)
                 report.estimated_tokens += len(seg.text) // CHARS_PER_TOKEN
             else:
                 report.segments_unchanged += 1
+        report.documents += documents
+        report.characters += characters
+        if report.dry_run and documents and len(report.would_read) < WOULD_READ:
+            report.would_read.append({"unit": str(unit.path or unit.ref or unit.id), "documents": documents,
+                                      "characters": characters})
         return PreparedUnit(unit=unit, hints=hints, planned=planned)
 
     def budget_left(self):
@@ -416,7 +424,7 @@ def run(name, *, dry_run=False, sample=None, limit=None, now=None, summarizer=No
     lacks its model or key (unless `dry_run`), or another run of it holds the lock.
     """
     config = connector_config(name)
-    if not config["enabled"]:
+    if not config["enabled"] and not dry_run:   # a dry run tests a connector before it is enabled
         raise RunRefused(f"connector {name!r} is disabled (enabled = false)")
     if summarizer is not None or dry_run:
         return _run(config, dry_run=dry_run, sample=sample, limit=limit, now=now, summarizer=summarizer,

@@ -133,9 +133,17 @@ def find_git_root(cwd):
     return None
 
 
-def project_for(hints, source):
-    """The project of an item of connector `source` with these hints, by the configured rules."""
+def project_for(hints, source, fixed_projects=None):
+    """The project of an item of connector `source` with these hints, by the configured rules.
+    `fixed_projects` ({connector: project}, from `configured.fixed_projects()`) saves a lookup
+    per item when many are tagged at once."""
+    from library.ingest import configured
+
     conf = settings.JEZERO
-    fixed = next((c["project"] for c in conf["connectors"] if c["name"] == source and c["project"]), None)
+    if fixed_projects is None:
+        found = configured.find(source)
+        fixed = found["project"] if found else None
+    else:
+        fixed = fixed_projects.get(source)
     slug, _rule = resolve(hints, fixed=fixed, paths=conf["projects"]["paths"], roots=conf["projects"]["roots"])
     return slug

@@ -8,10 +8,9 @@ worker is alive; `/health` reports the heartbeat's age.
 import logging
 from datetime import timedelta
 
-from django.conf import settings
 from django.utils import timezone
 
-from library.ingest import pipeline
+from library.ingest import configured, pipeline
 from library.models import RunReport, StoreState
 
 logger = logging.getLogger(__name__)
@@ -19,10 +18,11 @@ HEARTBEAT_KEY = "worker_heartbeat"
 
 
 def due(now=None):
-    """The names of the enabled connectors whose interval has elapsed."""
+    """The names of the enabled connectors whose interval has elapsed. The connectors are
+    read anew at every call, so the worker runs one added or enabled since it started."""
     now = now or timezone.now()
     names = []
-    for config in settings.JEZERO["connectors"]:
+    for config in configured.configs():
         if not config["enabled"]:
             continue
         last = RunReport.objects.filter(connector=config["name"], dry_run=False, sample=None).first()

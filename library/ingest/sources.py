@@ -1,19 +1,19 @@
-"""The configured connectors as people see them (SPEC §2, §5, §14): each one's settings, cursor
-state, inbox (for the upload type) and newest run reports; and `reset`, which forgets a
-connector's cursor. `overview()` costs the same few queries however many connectors, runs
-and units there are.
+"""The connectors as people see them (SPEC §2, §5, §14): each one's settings, where it is
+defined (jezero.toml or the database, see `configured`), cursor state, inbox (for the upload
+type) and newest run reports; the uploads waiting in the inbox that no upload connector
+reads; and `reset`, which forgets a connector's cursor. `overview()` costs the same few
+queries however many connectors, runs and units there are.
 """
 
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.conf import settings
 from django.db.models import Count, F, Max, Window
 from django.db.models.functions import RowNumber
 
 from library import jobs
-from library.ingest import pipeline
+from library.ingest import configured, pipeline
 from library.models import InboxSession, Job, RunReport, UnitCursor
 
 RECENT_RUNS = 5
@@ -22,6 +22,7 @@ RECENT_RUNS = 5
 @dataclass
 class SourceState:
     config: dict
+    origin: str = configured.FILE                 # configured.FILE (read-only here) or DATABASE
     units_known: int = 0
     cursor_updated_at: datetime | None = None
     inbox_sessions: int | None = None         # upload connectors only
@@ -39,10 +40,23 @@ class SourceState:
         return self.config.get("path") or self.config.get("host") or ""
 
 
-def overview(recent=RECENT_RUNS, only=None):
-    """A SourceState per configured connector (or only the one named `only`), in
-    configuration order."""
-    configs = [c for c in settings.JEZERO["connectors"] if only is None or c["name"] == only]
+def page(recent=RECENT_RUNS):
+    """What the Sources page shows, from one reading of the connectors: (a SourceState per
+    connector in use, [(name, problem)] for those not in use, [Waiting] uploads)."""
+    entries = configured.defined()
+    uploads = [entry.name for entry in entries if entry.usable and entry.type == "upload"]
+    return (overview(recent, entries=entries), [(e.name, e.problem) for e in entries if e.problem],
+            waiting_uploads(uploads))
+
+
+def overview(recent=RECENT_RUNS, only=None, entries=None):
+    """A SourceState per connector in use (or only the one named `only`): jezero.toml's in
+    file order, then the database's by name. `entries` (`configured.defined()`) saves reading
+    them again."""
+    entries = configured.defined() if entries is None else entries
+    entries = [e for e in entries if e.usable and (only is None or e.name == only)]
+    origins = {entry.name: entry.origin for entry in entries}
+    configs = [entry.config for entry in entries]
     names = [config["name"] for config in configs]
     cursors = {row["connector"]: row for row in UnitCursor.objects.filter(connector__in=names)
                .values("connector").annotate(units=Count("id"), latest=Max("updated_at"))}
@@ -63,7 +77,7 @@ def overview(recent=RECENT_RUNS, only=None):
         name = config["name"]
         cursor, box = cursors.get(name, {}), inbox.get(name)
         states.append(SourceState(
-            config=config, units_known=cursor.get("units", 0), cursor_updated_at=cursor.get("latest"),
+            config=config, origin=origins[name], units_known=cursor.get("units", 0), cursor_updated_at=cursor.get("latest"),
             inbox_sessions=(box or {}).get("sessions", 0) if name in uploads else None,
             inbox_latest=(box or {}).get("latest"), runs=runs[name], active_job=active.get(name),
         ))
@@ -77,18 +91,37 @@ def state(name):
 
 
 def upload_names():
-    """The names of the configured upload connectors (where devices' uploads can land)."""
-    return [config["name"] for config in settings.JEZERO["connectors"] if config["type"] == "upload"]
+    """The names of the upload connectors in use (where devices' uploads become items)."""
+    return configured.upload_names()
 
 
 def names():
-    """Every configured connector's name."""
-    return [config["name"] for config in settings.JEZERO["connectors"]]
+    """Every connector's name."""
+    return configured.names()
 
 
 def get(name):
     """The configuration of connector `name`; raises RunRefused when there is none."""
     return pipeline.connector_config(name)
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """Uploads in the inbox under a source that no upload connector reads."""
+
+    source: str
+    sessions: int
+    latest: datetime
+
+
+def waiting_uploads(upload_names=None):
+    """[Waiting] per inbox source that no upload connector reads — uploads that would never
+    become items (after their connector left jezero.toml, say; a disabled connector still
+    counts as theirs: disabling is a choice). Newest first."""
+    names = configured.upload_names() if upload_names is None else upload_names
+    rows = (InboxSession.objects.exclude(source__in=names).values("source")
+            .annotate(sessions=Count("id"), latest=Max("received_at")).order_by("-latest"))
+    return [Waiting(row["source"], row["sessions"], row["latest"]) for row in rows]
 
 
 def reset(name):

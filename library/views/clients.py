@@ -1,7 +1,8 @@
 """Clients (SPEC §10, §14, staff): the list with a create form; a created client's token is
 rendered once, straight from the POST, with copy-ready snippets, and never stored or shown
 again; each client's page edits its allowed sources, scopes and upload source; revoke after
-a confirmation page."""
+a confirmation page. The rules (an upload source that is an upload connector, no reading
+client without sources unless meant) are `clients.create`/`update`'s, as for the CLI."""
 
 from django.contrib import messages
 from django.shortcuts import redirect, render
@@ -20,6 +21,7 @@ def _form(data):
         "sources": (data.get("sources") or "").strip(),
         "scopes": [scope for scope in data.getlist("scopes") if scope],
         "upload_source": (data.get("upload_source") or "").strip(),
+        "no_sources": data.get("no_sources") == "on",
     }
 
 
@@ -33,12 +35,12 @@ def _choices():
 def clients_page(request):
     """GET: the list and the create form. POST: create, and show the token this once."""
     if request.method == "GET":
-        form = {"name": "", "sources": "", "scopes": ["read"], "upload_source": ""}
+        form = {"name": "", "sources": "", "scopes": ["read"], "upload_source": "", "no_sources": False}
         return render(request, "library/clients.html", {"clients": clients.listing(), "form": form, **_choices()})
     form = _form(request.POST)
     try:
         client, token = clients.create(form["name"], sources=form["sources"], scopes=form["scopes"],
-                                       upload_source=form["upload_source"])
+                                       upload_source=form["upload_source"], no_sources=form["no_sources"])
     except BadInput as exc:
         messages.error(request, str(exc))
         return render(request, "library/clients.html", {"clients": clients.listing(), "form": form, **_choices()},
@@ -58,11 +60,13 @@ def client(request, name):
     except NotFound:
         return missing(request, f"client {name}")
     if request.method == "GET":
-        form = {"sources": ", ".join(found.sources), "scopes": found.scopes, "upload_source": found.upload_source}
+        form = {"sources": ", ".join(found.sources), "scopes": found.scopes, "upload_source": found.upload_source,
+                "no_sources": not found.sources}
         return render(request, "library/client.html", {"client": found, "form": form, **_choices()})
     form = _form(request.POST)
     try:
-        clients.update(name, sources=form["sources"], scopes=form["scopes"], upload_source=form["upload_source"])
+        clients.update(name, sources=form["sources"], scopes=form["scopes"], upload_source=form["upload_source"],
+                       no_sources=form["no_sources"])
     except BadInput as exc:
         messages.error(request, str(exc))
         return render(request, "library/client.html", {"client": found, "form": form, **_choices()}, status=400)

@@ -5,19 +5,23 @@ from django.http import JsonResponse
 
 import library
 from library import store
-from library.ingest import scheduling
+from library.ingest import scheduling, sources
 
 
 def health(request):
     """Version, database reachable, FTS present, worker heartbeat age in seconds (null when
-    the worker never ran). 503 when the database cannot be read."""
-    body = {"version": library.__version__, "database": False, "fts": False, "worker_heartbeat_age": None}
+    the worker never ran), and how many uploaded sessions wait under a source that no upload
+    connector reads (they would never become items; the Sources page names them). 503 when
+    the database cannot be read."""
+    body = {"version": library.__version__, "database": False, "fts": False, "worker_heartbeat_age": None,
+            "uploads_without_connector": None}
     try:
         with connection.cursor() as cursor:
             cursor.execute("SELECT name FROM sqlite_master WHERE name = %s", [store.FTS_TABLE])
             body["fts"] = cursor.fetchone() is not None
         age = scheduling.heartbeat_age()
         body["worker_heartbeat_age"] = None if age is None else round(age)
+        body["uploads_without_connector"] = sum(waiting.sessions for waiting in sources.waiting_uploads())
         body["database"] = True
     except DatabaseError:
         return JsonResponse({**body, "status": "error"}, status=503)

@@ -43,6 +43,17 @@ def screenshot(page, name, *, full_page=True):
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=full_page)
 
 
+DOCS_IMAGES = REPO / "docs" / "img"
+
+
+def doc_screenshot(page, name):
+    """Save the visible part of the page as docs/img/<name>.png, for docs/operations.md (the
+    viewport only, so the files stay small), and a copy beside the other screenshots."""
+    DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(DOCS_IMAGES / f"{name}.png"))
+    screenshot(page, f"docs-{name}", full_page=False)
+
+
 def write_jsonl(path, records):
     path.write_text("".join(json.dumps(record) + "\n" for record in records))
     return path

@@ -72,7 +72,12 @@ def test_a_backup_taken_while_a_writer_is_busy_restores_to_a_clean_library(tmp_p
     # What the copy holds is a consistent prefix of what the writer committed: rows w:0 … w:k-1.
     with sqlite3.connect(copy) as conn:
         keys = sorted(int(k.split(":")[1]) for (k,) in conn.execute("SELECT key FROM items"))
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
     assert keys == list(range(len(keys))) and 20 <= len(keys) <= int(written)
+    # It holds token hashes and every item: readable by its owner only, and one file (no -wal
+    # or -shm beside it, neither after writing nor after being read).
+    assert oct(copy.stat().st_mode & 0o777) == "0o600"
+    assert sorted(p.name for p in tmp_path.glob("backup.sqlite3*")) == ["backup.sqlite3"]
 
     # Restore: stop, put the copy in place, start, check.
     restored = tmp_path / "restored"
@@ -82,6 +87,14 @@ def test_a_backup_taken_while_a_writer_is_busy_restores_to_a_clean_library(tmp_p
     check = json.loads(_jezero(env_restored, "check", "--json").stdout)
     assert check["ok"] and check["items"] == len(keys) and check["indexed"] == len(keys)
     assert json.loads(_jezero(env_restored, "search", "written while backing", "--json").stdout)["results"]
+
+
+def test_a_backup_never_overwrites_the_library_itself(tmp_path):
+    env = _env(tmp_path)
+    _jezero(env, "init")
+    proc = _jezero(env, "backup", str(tmp_path / "data" / "jezero.sqlite3"), "--force", ok=False)
+    assert proc.returncode == 1 and "is the library itself" in proc.stderr
+    assert json.loads(_jezero(env, "check", "--json").stdout)["ok"]
 
 
 def test_health_turns_503_when_the_database_cannot_be_read(tmp_path):

@@ -30,8 +30,8 @@ def library():
     }
 
 
-def token_for(name="agent", sources="agent-*", scopes="read", upload_source=""):
-    return clients.create(name, sources=sources, scopes=scopes, upload_source=upload_source)[1]
+def token_for(name="agent", sources="agent-*", scopes="read", upload_source="", **options):
+    return clients.create(name, sources=sources, scopes=scopes, upload_source=upload_source, **options)[1]
 
 
 def get(path, token=None, **params):
@@ -100,7 +100,7 @@ def test_search_reports_matched_in_and_a_snippet_and_takes_records_only(library)
 
 
 def test_a_client_with_no_sources_sees_nothing(library):
-    token = token_for(sources="")
+    token = token_for(sources="", no_sources=True)   # made so on purpose: refused otherwise
     assert get("/api/v1/search", token, q="stripe").json()["results"] == []
     assert get(f"/api/v1/items/{library['agent'].id}", token).status_code == 404
 
@@ -250,6 +250,21 @@ def test_uploads_become_items_through_the_upload_connector(settings, uploader):
         "type": "user", "uuid": "x9", "parentUuid": None, "sessionId": "2b4ed4c0", "timestamp": "2026-01-23T19:00:00Z",
         "message": {"role": "user", "content": "thanks, that settles it"}}).encode())
     assert pipeline.run("uploads-laptop").units_changed == 1
+
+
+def test_an_ended_upload_does_not_wait_to_settle_and_a_running_one_does(uploader):
+    """The upload connector made for the client keeps the default 30 settle minutes: a session
+    still running (the Stop hook's upload) waits for a later run; once the agent said it ended
+    (SessionEnd), the next run makes it an item."""
+    from library.ingest import configured, pipeline
+    from library.models import Item
+
+    assert configured.find("uploads-laptop")["settle_minutes"] == 30
+    upload(uploader, transcript(), ended="false")
+    assert pipeline.run("uploads-laptop").units_settling == 1 and not Item.objects.exists()
+    upload(uploader, transcript(), ended="true")       # the same transcript, now final
+    report = pipeline.run("uploads-laptop")
+    assert report.units_stored == 1 and Item.objects.filter(source="uploads-laptop").exists()
 
 
 @pytest.mark.parametrize("path", ["/api/v1/hooks/session-start", "/api/v1/hooks/first-prompt",

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from library import search
 from library.access import clients
-from library.models import Client, InboxSession, Item, Job, RunReport, UnitCursor
+from library.models import Client, Connector, InboxSession, Item, Job, RunReport, UnitCursor
 from tests.conftest import days_ago, make_item
 from tests.integration.conftest import SECRET, configure, summarizer
 
@@ -70,12 +70,15 @@ def text(response):
 # --- access: three people on every page and action --------------------------------------------
 
 STAFF_PAGES = ["/admin-tools/", "/admin-tools/jobs/{job}/", "/clients/", "/clients/{client}/",
-               "/clients/{client}/revoke/", "/items/{item}/delete/", "/sources/{connector}/reset/"]
+               "/clients/{client}/revoke/", "/items/{item}/delete/", "/sources/{connector}/reset/",
+               "/sources/add/", "/sources/add/?type=markdown", "/sources/{connector}/edit/",
+               "/sources/{connector}/delete/"]
 POST_ONLY = ["/items/{item}/resummarize/", "/items/{item}/retag/", "/sources/{connector}/run/",
              "/sources/{connector}/dry-run/", "/admin-tools/retag/", "/admin-tools/redact/preview/",
-             "/admin-tools/redact/apply/", "/admin-tools/resummarize/"]
+             "/admin-tools/redact/apply/", "/admin-tools/resummarize/", "/sources/{connector}/enabled/"]
 STAFF_POSTS = POST_ONLY + ["/items/{item}/delete/", "/sources/{connector}/reset/", "/clients/",
-                           "/clients/{client}/", "/clients/{client}/revoke/"]
+                           "/clients/{client}/", "/clients/{client}/revoke/", "/sources/add/?type=markdown",
+                           "/sources/{connector}/edit/", "/sources/{connector}/delete/"]
 EVERYONE = ["/sources/", "/agent-view/", "/agent-view/?project=shop-site&prompt=stripe+webhook+signature"]
 
 
@@ -89,6 +92,7 @@ def nothing_changed(world):
     assert UnitCursor.objects.filter(connector=world["connector"]).count() == 1
     assert clients.authenticate(world["token"]) is not None
     assert Job.objects.count() == 1 and not RunReport.objects.exists()
+    assert not Connector.objects.exists()
 
 
 @pytest.mark.parametrize("method", ["get", "post"])
@@ -240,7 +244,8 @@ def test_the_sources_page_shows_each_connector_its_schedule_cursor_and_last_runs
 
 def test_staff_see_the_actions_of_enabled_connectors(three_sources, staff):
     page = text(staff.get("/sources/"))
-    assert page.count("Run now</button>") == 2 and page.count("Dry run</button>") == 2  # not for the disabled one
+    assert page.count("Run now</button>") == 2  # not for the disabled one
+    assert page.count("Test (dry run)</button>") == 3  # a disabled connector can be tested before it is enabled
     assert page.count("Reset cursor") == 3
 
 
@@ -257,7 +262,7 @@ def test_the_sources_page_costs_the_same_queries_with_many_runs(three_sources, s
     for name in three_sources:
         for n in range(3, 30):
             report(name, minutes_ago=n)
-    assert queries() == few <= 6, few  # session, user, cursors, inbox, runs, jobs
+    assert queries() == few <= 8, few  # session, user, connectors, cursors, inbox, runs, jobs, waiting uploads
     assert text(staff.get("/sources/")).count("<tr>") == 3 * 5 + 3  # five newest runs each, plus headers
 
 
@@ -447,7 +452,9 @@ def test_the_client_list_shows_what_each_client_may_do(world, staff):
 
 @pytest.mark.parametrize("form,message", [
     ({"name": "bad name!", "scopes": ["read"]}, "must be letters, digits"),
-    ({"name": "dev", "scopes": ["upload"]}, "needs the source its uploads land in"),
+    ({"name": "dev", "scopes": ["upload"], "upload_source": "agent-laptop"},
+     "&#x27;agent-laptop&#x27; is a claude_code connector, not an upload one"),
+    ({"name": "dev", "scopes": ["read"]}, "a client with the read scope and no sources reads nothing"),
     ({"name": "agent", "scopes": ["read"]}, "a client named &#x27;agent&#x27; exists already"),
 ])
 def test_a_bad_create_request_says_why_and_stores_nothing(world, staff, form, message):
@@ -484,9 +491,10 @@ def test_editing_a_client_changes_its_access_and_keeps_its_token(world, staff):
 
 
 def test_a_bad_edit_says_why_and_changes_nothing(world, staff):
-    response = staff.post("/clients/agent/", {"sources": "mail-*", "scopes": ["upload"], "upload_source": ""})
-    assert response.status_code == 400 and "needs the source its uploads land in" in text(response)
-    assert clients.get("agent").sources == ["agent-*"]
+    response = staff.post("/clients/agent/", {"sources": "mail-*", "scopes": ["upload"],
+                                              "upload_source": "agent-laptop"})
+    assert response.status_code == 400 and "is a claude_code connector, not an upload one" in text(response)
+    assert clients.get("agent").sources == ["agent-*"] and clients.get("agent").upload_source == ""
 
 
 def test_revoking_asks_first_then_the_token_stops_working(world, staff):

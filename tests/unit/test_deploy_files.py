@@ -22,8 +22,12 @@ DEPLOY = ROOT / "deploy"
 COMPOSE = DEPLOY / "compose.yaml"
 ENV_EXAMPLE = ROOT / ".env.example"
 BASE_IMAGE = "python:3.11-slim-bookworm"
-# Variables .env.example holds for something other than Jezero itself: Caddy's site address.
-NOT_READ_BY_JEZERO = {"JEZERO_DOMAIN"}
+# Variables .env.example holds for something other than Jezero itself: Caddy's site address,
+# and the host folders deploy/compose.yaml mounts under /sources.
+NOT_READ_BY_JEZERO = {"JEZERO_DOMAIN", "JEZERO_CLAUDE_PROJECTS", "JEZERO_CODEX_SESSIONS"}
+# deploy/compose.yaml's read-only agent folders: (variable, its default, mount point).
+AGENT_FOLDERS = [("JEZERO_CLAUDE_PROJECTS", "~/.claude/projects", "/sources/claude-code"),
+                 ("JEZERO_CODEX_SESSIONS", "~/.codex/sessions", "/sources/codex")]
 
 
 def tool(name):
@@ -150,6 +154,8 @@ def test_the_image_checks_its_health_with_the_stdlib_probe_and_starts_through_th
     stage = dict(final_stage())
     assert stage["HEALTHCHECK"].endswith('CMD ["python", "-I", "/app/deploy/healthcheck.py"]')
     assert "--start-period=" in stage["HEALTHCHECK"] and "--timeout=" in stage["HEALTHCHECK"]
+    # Podman 4.3 (Debian 12) refuses the whole build over it: deploy/compose.yaml sets it instead.
+    assert "--start-interval" not in stage["HEALTHCHECK"]
     assert json.loads(stage["ENTRYPOINT"]) == ["/app/deploy/entrypoint.sh"]
     assert json.loads(stage["CMD"]) == ["web"]
     probe = (DEPLOY / "healthcheck.py").read_text()
@@ -246,15 +252,39 @@ def test_web_and_worker_run_one_image_on_one_named_volume():
     assert (COMPOSE.parent / web["build"]["context"]).resolve() == ROOT
     assert "image" not in web and "image" not in worker  # never pulled: always this source
     for service in (web, worker):
-        assert service["volumes"] == ["jezero-data:/data"]
+        assert service["volumes"][0] == "jezero-data:/data"
         assert service["restart"] == "unless-stopped"
         assert service["env_file"] == [{"path": "../.env", "required": False}]
         assert service["init"] is True
         assert service["cap_drop"] == ["ALL"] and service["security_opt"] == ["no-new-privileges:true"]
-        assert "healthcheck" not in service  # the image's
         assert "user" not in service  # the image's non-root user
+    assert "healthcheck" not in worker  # the image's
     assert "jezero-data" in compose["volumes"]
     assert web["command"] == ["web"] and worker["command"] == ["worker"]
+
+
+def test_both_services_see_the_agents_folders_read_only_and_never_create_them():
+    """~/.claude/projects and ~/.codex/sessions (or the folders .env names) under /sources, read-only; a
+    missing one stops `up` instead of Docker creating it root-owned in the home folder; ./no-agent stands in."""
+    compose = load_compose()
+    expected = [{"type": "bind", "source": f"${{{name}:-{default}}}", "target": target, "read_only": True,
+                 "bind": {"create_host_path": False}} for name, default, target in AGENT_FOLDERS]
+    for service in (compose["services"]["web"], compose["services"]["worker"]):
+        assert service["volumes"][1:] == expected
+    assert (DEPLOY / "no-agent").is_dir()
+    assert [p.name for p in (DEPLOY / "no-agent").iterdir()] == ["README.md"]   # no sessions to read
+    listed = env_example()
+    for name, default, _ in AGENT_FOLDERS:
+        assert listed[name] == (None, True), f"{name}: commented out in .env.example, with its explanation"
+        assert f"# {name}={default}" in ENV_EXAMPLE.read_text()
+
+
+def test_compose_probes_web_every_few_seconds_only_while_it_starts():
+    """start_interval in compose (Docker Engine 25+), beside the start_period Compose requires with it, equal
+    to the image's; the test itself, its interval and retries stay the image's."""
+    web = load_compose()["services"]["web"]
+    image_start_period = re.search(r"--start-period=(\S+)", dict(final_stage())["HEALTHCHECK"])[1]
+    assert web["healthcheck"] == {"start_period": image_start_period, "start_interval": "2s"}
 
 
 def test_the_worker_waits_for_a_healthy_web_and_web_is_published_on_loopback_only():

@@ -11,7 +11,9 @@ class Command(Verb):
     system_checks = "none"  # run below, reported together with the index check
 
     def handle(self, *args, **opts):
-        system = [str(m) for m in django_checks.run_checks() if m.level >= django_checks.ERROR]
+        # Errors, and Jezero's own warnings (a connector that is not used, jezero.W002).
+        system = [str(m) for m in django_checks.run_checks()
+                  if m.level >= django_checks.ERROR or (m.id or "").startswith("jezero.")]
         report = store.check()
         problems = system + report.problems
         if opts["json"]:

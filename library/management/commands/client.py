@@ -13,7 +13,10 @@ class Command(Verb):
         parser.add_argument("name", nargs="?", help="the client's name (add, revoke)")
         parser.add_argument("--sources", default="", help="allowed-source globs, e.g. 'agent-*,mail-*' (default: none)")
         parser.add_argument("--scopes", default="read", help="read and/or upload, comma-separated (default read)")
-        parser.add_argument("--upload-source", default="", help="the source this client's uploads land in")
+        parser.add_argument("--upload-source", default="", help="the source this client's uploads land in (default "
+                            "uploads-NAME); an upload connector of that name is added when there is none")
+        parser.add_argument("--no-sources", action="store_true",
+                            help="a reading client that may read no source yet, on purpose")
 
     def handle(self, *args, **opts):
         action, name = opts["action"], opts["name"]
@@ -21,7 +24,7 @@ class Command(Verb):
             raise CommandError(f"{action} needs the client's name")
         if action == "add":
             client, token = clients.create(name, sources=opts["sources"], scopes=opts["scopes"],
-                                           upload_source=opts["upload_source"])
+                                           upload_source=opts["upload_source"], no_sources=opts["no_sources"])
             data = {"name": client.name, "token": token, "sources": client.sources, "scopes": client.scopes}
             if client.upload_source:
                 data["upload_source"] = client.upload_source
@@ -30,9 +33,10 @@ class Command(Verb):
                 return
             self.stdout.write(f"client {client.name}: sources {', '.join(client.sources) or '(none)'}; "
                               f"scopes {', '.join(client.scopes)}")
+            if client.upload_source:
+                self.stdout.write(f"uploads land in source {client.upload_source}: the upload connector of that name "
+                                  "turns them into items")
             self.stdout.write(f"token (shown once, keep it secret): {token}")
-            if not client.sources:
-                self.stdout.write("note: this client may read no source yet; give it some with --sources")
             return
         if action == "revoke":
             client = clients.revoke(name)
@@ -53,4 +57,4 @@ class Command(Verb):
             self.stdout.write(f"{row['name']}  sources {','.join(row['sources']) or '-'}  scopes "
                               f"{','.join(row['scopes'])}  {state}")
         if not rows:
-            self.stdout.write("no clients yet: jezero client add NAME --sources 'agent-*' --scopes read")
+            self.stdout.write("no clients yet: jezero client add NAME --sources 'agent-*' --scopes read,upload")

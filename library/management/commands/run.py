@@ -1,7 +1,5 @@
-from django.conf import settings
-
 from library.cli import Progress, Verb
-from library.ingest import pipeline
+from library.ingest import configured, pipeline
 
 
 class Command(Verb):
@@ -17,9 +15,10 @@ class Command(Verb):
 
     def handle(self, *args, **opts):
         names = [opts["connector"]] if opts["connector"] else [
-            c["name"] for c in settings.JEZERO["connectors"] if c["enabled"]]
+            c["name"] for c in configured.configs() if c["enabled"]]
         if not names:
-            self.stderr.write("no connectors configured: add a [[connectors]] table to the configuration")
+            self.stderr.write("no connectors configured: add one with `jezero connector add TYPE NAME --path FOLDER`, "
+                              "in the web app (Sources), or as a [[connectors]] table in jezero.toml")
         reports = []
         for name in names:
             with Progress(f"{name}") as progress:
@@ -39,6 +38,8 @@ def render(report):
     if r.dry_run:
         lines.append(f"  would send {r.documents} document(s), {r.characters} characters, "
                      f"about {r.estimated_tokens} tokens")
+        lines += [f"  would read {unit['unit']}: {unit['documents']} document(s), {unit['characters']} characters"
+                  for unit in r.would_read[:20]]
     else:
         lines.append(f"  segments summarised {r.segments_summarised}, unchanged {r.segments_unchanged}, "
                      f"failed {r.segments_failed}; model calls {r.model_calls} ({r.retries} retries), "

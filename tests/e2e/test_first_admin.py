@@ -1,0 +1,139 @@
+"""The first admin as a person makes it: `jezero init` refusing a weak JEZERO_ADMIN_PASSWORD
+before touching the database, `jezero init --setup-page` (what the container runs) printing a
+one-time code and no password, and that code used on /setup/ in Chromium against a real
+`jezero serve`, ending logged in. The setup page's screenshot goes to docs/img/setup.png."""
+
+import os
+import re
+import sqlite3  # the bundled SQLite (jezero_site is loaded by pytest-django first)
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.browser import REPO, Site, chromium_missing, launch
+
+JEZERO = Path(sys.executable).with_name("jezero")
+CODE_LINE = re.compile(r"^admin user: none yet: open (\S+) and enter the setup code ([A-Z2-9]{5}-[A-Z2-9]{5}) ", re.M)
+GOOD_PASSWORD = "slate-harbour-quince-42"
+
+
+@pytest.fixture
+def run(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JEZERO_")}
+    env.update(JEZERO_DATA_DIR=str(tmp_path / "data"), HOME=str(tmp_path))
+
+    def run(*args, **extra):
+        return subprocess.run([str(JEZERO), *args], env={**env, **extra}, capture_output=True, text=True, timeout=120)
+
+    run.data = tmp_path / "data"
+    return run
+
+
+def tables(database):
+    with sqlite3.connect(database) as db:
+        return {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def superusers(database):
+    with sqlite3.connect(database) as db:
+        return [name for (name,) in db.execute("SELECT username FROM auth_user WHERE is_superuser")]
+
+
+def test_a_weak_admin_password_stops_init_before_the_database_saying_what_is_wrong(run, tmp_path):
+    proc = run("init", JEZERO_ADMIN_PASSWORD="admin")
+    assert proc.returncode == 1
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("jezero init: JEZERO_ADMIN_PASSWORD is refused: ")
+    assert "too short" in proc.stderr and "too common" in proc.stderr and "Nothing was created" in proc.stderr
+    assert "admin" not in tables(run.data / "jezero.sqlite3") and "auth_user" not in tables(run.data / "jezero.sqlite3")
+
+    secret = tmp_path / "admin_password"
+    secret.write_text("31415926535\n")  # a Docker secret, read through JEZERO_ADMIN_PASSWORD_FILE
+    proc = run("init", JEZERO_ADMIN_PASSWORD_FILE=str(secret))
+    assert proc.returncode == 1 and "entirely numeric" in proc.stderr
+
+    proc = run("init", JEZERO_ADMIN_PASSWORD=GOOD_PASSWORD)
+    assert proc.returncode == 0, proc.stderr
+    assert "admin user: created 'admin', password from JEZERO_ADMIN_PASSWORD" in proc.stdout
+    assert superusers(run.data / "jezero.sqlite3") == ["admin"]
+    # Once an admin exists the variable is not used, so an old weak value never stops a restart.
+    again = run("init", JEZERO_ADMIN_PASSWORD="admin")
+    assert again.returncode == 0 and "admin user: skipped (one exists)" in again.stdout
+
+
+def test_the_setup_page_mode_prints_a_one_time_code_and_no_password(run):
+    first = run("init", "--setup-page")
+    assert first.returncode == 0, first.stderr
+    url, code = CODE_LINE.search(first.stdout).groups()
+    assert url == "http://localhost:8000/setup/"
+    assert "password" not in first.stdout.lower() and code not in first.stderr
+    database = run.data / "jezero.sqlite3"
+    assert superusers(database) == []
+    # Stored only hashed: the code is in no file of the data folder.
+    for path in run.data.rglob("*"):
+        if path.is_file():
+            assert code.encode() not in path.read_bytes() and code.replace("-", "").encode() not in path.read_bytes(), path
+    assert oct((run.data / "setup-codes").stat().st_mode & 0o777) == "0o600"
+
+    second = run("init", "--setup-page")
+    assert CODE_LINE.search(second.stdout).group(2) != code  # a restarted container shows a fresh code
+
+    behind_tls = run("init", "--setup-page", JEZERO_HTTPS="true", JEZERO_ALLOWED_HOSTS="jezero.example,localhost")
+    assert CODE_LINE.search(behind_tls.stdout).group(1) == "https://jezero.example/setup/"
+
+    given = run("init", "--setup-page", JEZERO_ADMIN_PASSWORD=GOOD_PASSWORD)  # the environment wins
+    assert "admin user: created 'admin', password from JEZERO_ADMIN_PASSWORD" in given.stdout
+    assert superusers(database) == ["admin"] and not (run.data / "setup-codes").exists()
+    assert "admin user: skipped (one exists)" in run("init", "--setup-page").stdout
+
+
+_NO_BROWSER = chromium_missing()
+
+
+@pytest.mark.skipif(_NO_BROWSER is not None, reason=_NO_BROWSER or "")
+def test_a_fresh_server_leads_the_first_visitor_through_setup_to_a_logged_in_home(tmp_path):
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install -e '.[test]'")
+    expect = sync_api.expect
+    site = Site(tmp_path)
+    code = CODE_LINE.search(site.jezero("init", "--setup-page")).group(2)
+    site.start()
+    try:
+        with sync_api.sync_playwright() as playwright:
+            browser = launch(playwright)
+            context = browser.new_context(base_url=site.url, viewport={"width": 900, "height": 640})
+            page = context.new_page()
+            page.goto("/timeline/")
+            expect(page).to_have_url(f"{site.url}/setup/")
+            expect(page.get_by_role("heading", name="Set up Jezero")).to_be_visible()
+            (REPO / "docs" / "img").mkdir(exist_ok=True)
+            page.screenshot(path=str(REPO / "docs" / "img" / "setup.png"), full_page=True)
+
+            page.get_by_label("Setup code").fill(code.lower())  # as a person might type it
+            page.get_by_label("User name").fill("maria")
+            page.get_by_label("Password", exact=True).fill("password1")
+            page.get_by_label("Password again").fill("password1")
+            page.get_by_role("button", name="Create the admin and log in").click()
+            expect(page.locator("#password-errors")).to_contain_text("This password is too common.")
+            expect(page.get_by_label("Password", exact=True)).to_have_attribute("aria-invalid", "true")
+
+            page.get_by_label("Password", exact=True).fill(GOOD_PASSWORD)
+            page.get_by_label("Password again").fill(GOOD_PASSWORD)
+            page.get_by_role("button", name="Create the admin and log in").click()
+            expect(page).to_have_url(f"{site.url}/")
+            expect(page.get_by_role("button", name="Log out maria")).to_be_visible()
+            expect(page.get_by_role("status")).to_contain_text("Welcome, maria")
+            expect(page.get_by_role("link", name="Clients")).to_be_visible()  # an admin's menu
+
+            assert page.goto("/setup/").status == 404
+            anonymous = browser.new_context(base_url=site.url).new_page()
+            assert anonymous.goto("/setup/").status == 404
+            anonymous.goto("/")
+            expect(anonymous).to_have_url(re.compile(r"/login/"))
+            browser.close()
+    finally:
+        site.stop()
+    logs = site.log("serve") + site.log("worker")
+    assert '"POST /setup/ HTTP/1.1" 302' in logs  # the access log saw the setup, and nothing of what was typed
+    assert code not in logs and code.lower() not in logs and GOOD_PASSWORD not in logs

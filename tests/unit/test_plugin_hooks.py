@@ -244,12 +244,18 @@ EVENTS = ["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"]
 def every_event(tmp_path, env, stdin=None):
     """Run the four hooks at once (as separate processes), each in its own session so that no
     upload is throttled into a scheduled one; returns [(stdout, seconds)]."""
+    return at_once(HOOK, [(event, start_payload(tmp_path, session_id="s-" + event, hook_event_name=event,
+                                                prompt="remove the analytics script")) for event in EVENTS], env, stdin)
+
+
+def at_once(script, calls, env, stdin=None):
+    """Start `script EVENT` for every (event, payload) of `calls` at once, each with its payload
+    (or `stdin`) on its standard input; each must exit 0 with nothing on stderr. Returns
+    [(stdout, seconds since the start)]."""
     started = time.monotonic()
     procs = []
-    for event in EVENTS:
-        payload = start_payload(tmp_path, session_id="s-" + event, hook_event_name=event,
-                                prompt="remove the analytics script")
-        procs.append(subprocess.Popen([sys.executable, str(HOOK), event], stdin=subprocess.PIPE,
+    for event, payload in calls:
+        procs.append(subprocess.Popen([sys.executable, str(script), event], stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env))
         procs[-1].stdin.write(stdin if stdin is not None else json.dumps(payload))
         procs[-1].stdin.close()
@@ -610,22 +616,8 @@ CODEX_EVENTS = ["SessionStart", "UserPromptSubmit", "Stop"]
 
 def codex_every_event(env, stdin=None, rollout=None):
     """The three Codex hooks at once, each for its own thread; returns [(stdout, seconds)]."""
-    started = time.monotonic()
-    procs = []
-    for n, event in enumerate(CODEX_EVENTS):
-        payload = codex_payload(event, rollout, session_id=THREAD[:-1] + str(n))
-        procs.append(subprocess.Popen([sys.executable, str(CODEX_HOOKS), event], stdin=subprocess.PIPE,
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env))
-        procs[-1].stdin.write(stdin if stdin is not None else json.dumps(payload))
-        procs[-1].stdin.close()
-    outputs = []
-    for proc in procs:
-        with proc:
-            out, err = proc.stdout.read(), proc.stderr.read()
-            proc.wait(timeout=10)
-        assert (proc.returncode, err) == (0, "")
-        outputs.append((out, time.monotonic() - started))
-    return outputs
+    return at_once(CODEX_HOOKS, [(event, codex_payload(event, rollout, session_id=THREAD[:-1] + str(n)))
+                                 for n, event in enumerate(CODEX_EVENTS)], env, stdin)
 
 
 def test_codex_hooks_without_configuration_are_silent(fake, env, rollout):

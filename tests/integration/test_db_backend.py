@@ -30,17 +30,21 @@ def test_the_configured_backend_is_jezeros():
 
 
 def test_opening_a_connection_waits_while_another_opens_or_closes():
-    opened = threading.Event()
+    opened, go = threading.Event(), threading.Event()
 
     def open_one():
+        go.wait(10)
         wrapper = connections.create_connection("default")
         wrapper.ensure_connection()
         opened.set()
         wrapper.close()
 
+    # The thread starts before the lock is taken: a starting thread may run a finalizer of an
+    # earlier test's dropped connection, which takes the lock (LockedConnection.__del__).
+    thread = threading.Thread(target=open_one)
+    thread.start()
     with CONNECT_LOCK:                      # as if another thread were inside connect() or close()
-        thread = threading.Thread(target=open_one)
-        thread.start()
+        go.set()
         wait_until(lambda: opened.is_set() or at_the_lock(thread), what="the thread to open or to wait")
         assert not opened.is_set()          # it waits its turn
     assert opened.wait(10)                  # and proceeds once the other is done
@@ -55,15 +59,17 @@ def test_every_connection_closes_under_the_lock_even_when_only_dropped():
     wrapper.ensure_connection()
     raw = wrapper.connection
     assert isinstance(raw, LockedConnection)
-    closed = threading.Event()
+    closed, go = threading.Event(), threading.Event()
 
     def finalise():
+        go.wait(10)
         raw.close()  # what __del__ does when the last reference goes
         closed.set()
 
+    thread = threading.Thread(target=finalise)   # started outside the lock, as above
+    thread.start()
     with CONNECT_LOCK:
-        thread = threading.Thread(target=finalise)
-        thread.start()
+        go.set()
         wait_until(lambda: closed.is_set() or at_the_lock(thread), what="the thread to close or to wait")
         assert not closed.is_set()          # the close waits for the lock
     assert closed.wait(10)

@@ -81,7 +81,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-VERSION = 2
+VERSION = 3
 
 MARKER_RE = re.compile(r"\[REDACTED:[a-z0-9][a-z0-9._-]*\]")
 _MARKER_TRIGGER = "[redacted:"
@@ -158,9 +158,34 @@ def _is_placeholder(value: str) -> bool:
         return True
     if v in ("%s", "%d") or ("%s" in v and (" " in v or "=" in v)):  # a format string: `host=%s password=%s`
         return True
-    if any(part in low for part in _PLACEHOLDER_PARTS):
+    parts = [part for part in _PLACEHOLDER_PARTS if part in low]
+    if parts and _says_placeholder(v, low, parts):
         return True
     return bool(_CAPITALS.fullmatch(v))
+
+
+def _says_placeholder(v: str, low: str, parts) -> bool:
+    """Whether the placeholder-looking parts of a value (`your`, `example`, `xxxx`, …) say it
+    is one. A part written in mixed case (`xXxX`, `yOuR`) is chance in a random key; a long
+    word in capitals (`…EXAMPLEKEY`, the AWS documentation's key) always says so; otherwise
+    the value is a placeholder unless what is left without those parts still looks
+    machine-made (16+ letters and digits, both kinds): `sk-proj-xxxxxxxx` and
+    `your_api_key_here` are placeholders, a random 40-character key that happens to hold
+    `xxxx` is a key (a seeded corpus run found one)."""
+    worded = []
+    for part in parts:
+        forms = (part, part.upper(), part.capitalize())
+        if not any(form in v for form in forms):
+            continue                                    # only in mixed case: chance
+        if len(part) >= 5 and part.upper() in v:
+            return True
+        worded.append(part)
+    if not worded:
+        return False
+    for part in worded:
+        low = low.replace(part, "")
+    rest = [c for c in low if c.isalnum()]
+    return not (len(rest) >= 16 and any(c.isdigit() for c in rest) and sum(c.isalpha() for c in rest) >= 8)
 
 
 def _is_name(value: str) -> bool:

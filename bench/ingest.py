@@ -282,8 +282,9 @@ def child_stages(args):
     from library.ingest import redact
     from library.ingest.pipeline import clean
     from library.ingest.segments import segment
+    from library.ingest.summarize import configuration
 
-    limit = settings.JEZERO["summarizer"]["max_input_chars"]
+    limit = configuration.effective()["max_input_chars"]
     redactor = redact.Redactor(settings.JEZERO["redaction"]["extra_patterns"])
     units = units_of(corpus)
     in_bytes = sum(os.path.getsize(unit.path) for _c, _k, unit in units)
@@ -413,11 +414,10 @@ def child_e2e(args):
     env = {"ANTHROPIC_API_KEY": "bench-not-a-key"} if args["provider"] == "anthropic" else {}
     setup_django(args["data"], corpus_toml(corpus, summarizer), **env)
     age_tree(corpus)
-    from django.conf import settings
     from django.db import connection
 
     from library.ingest import pipeline
-    from library.ingest.summarize import get_summarizer
+    from library.ingest.summarize import configuration
     from library.models import Item
 
     prefill = {}
@@ -434,7 +434,7 @@ def child_e2e(args):
             sql["seconds"] += time.perf_counter() - start
 
     def run_all(profile=None):
-        model = Timed(get_summarizer(settings.JEZERO["summarizer"]))
+        model = Timed(configuration.build())
         reports = []
         sql.update(n=0, seconds=0.0)
         start, start_cpu = time.perf_counter(), time.process_time()
@@ -454,7 +454,7 @@ def child_e2e(args):
     profile = cProfile.Profile() if args.get("profile") else None
     first = run_all(profile)
     first["items"] = Item.objects.count()
-    first["workers"] = settings.JEZERO["summarizer"]["max_concurrency"]
+    first["workers"] = configuration.effective()["max_concurrency"]
     out = {"first": first, "prefill": prefill}
     if profile:
         out["profile"] = profile_text(profile)
@@ -571,8 +571,9 @@ def child_profile(args):
     from library.ingest import redact
     from library.ingest.pipeline import clean
     from library.ingest.segments import segment
+    from library.ingest.summarize import configuration
 
-    limit = settings.JEZERO["summarizer"]["max_input_chars"]
+    limit = configuration.effective()["max_input_chars"]
     redactor = redact.Redactor(settings.JEZERO["redaction"]["extra_patterns"])
     units = units_of(corpus)
     profile = cProfile.Profile()

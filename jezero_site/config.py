@@ -2,8 +2,8 @@
 
 Everything a user tunes lives in one TOML file (SPEC §17). The schema is data — every key
 with its type, default, allowed range and a one-line description: the sections here, the
-`Key` type, its checks and the connectors' options in `library.schema` (which the connectors
-kept in the database are checked with too) — and both the validation and the commented file
+`Key` type, its checks, the `[summarizer]` keys and the connectors' options in `library.schema`
+(which the connectors and summariser settings kept in the database are checked with too) — and both the validation and the commented file
 that `jezero init` writes derive from it, so the two cannot drift. `load()` returns plain
 dictionaries with every default filled in.
 
@@ -21,6 +21,7 @@ from library.schema import (  # noqa: F401  (the schema's names stay importable 
     CONNECTOR_COMMON,
     CONNECTOR_TYPE_KEYS,
     CONNECTOR_TYPES,
+    SUMMARIZER_KEYS,
     TYPE_DOCS,
     ConfigError,
     Key,
@@ -31,6 +32,7 @@ from library.schema import (  # noqa: F401  (the schema's names stay importable 
     _slug_problem,
     _toml_value,
     check_connector,
+    check_summarizer,
     connector_keys,
     default_min_chars,
     default_trust,
@@ -57,25 +59,7 @@ def _word_tokenizer_problem(value):
 
 
 SECTIONS: dict[str, tuple[Key, ...]] = {
-    "summarizer": (
-        Key("provider", "enum", "extractive", "who writes the records: a model API, a local agent CLI, or no model",
-            choices=("extractive", "anthropic", "openai", "command")),
-        Key("model", "str", None, "model name; required for anthropic, openai and command", nullable=True),
-        Key("base_url", "str", None, "API base URL (OpenAI-compatible servers, proxies)", nullable=True),
-        Key("api_key_env", "str", None, "environment variable holding the API key (default ANTHROPIC_API_KEY / OPENAI_API_KEY)",
-            nullable=True, check=_env_problem),
-        Key("command", "list[str]", [], "for provider = command: the agent CLI and its arguments, prompt on stdin"),
-        Key("max_input_chars", "int", 60_000, "longest segment sent in one call, in characters", minimum=1_000, maximum=2_000_000),
-        Key("timeout_seconds", "int", 120, "timeout of one model call", minimum=1, maximum=3_600),
-        Key("max_concurrency", "int", 4, "model calls at a time", minimum=1, maximum=64),
-        Key("output_language", "str", None, "write every record in this language (e.g. \"English\")", nullable=True),
-        Key("known_projects", "list[str]", [], "project slugs the model should prefer"),
-        Key("max_calls_per_run", "int", None, "stop a run after this many model calls", minimum=1, maximum=1_000_000, nullable=True),
-        Key("daily_token_budget", "int", None, "stop calling the model once a day's input + output tokens reach this",
-            minimum=1, maximum=10**12, nullable=True),
-        Key("response_format", "enum", "json_schema", "openai provider: strict json_schema, or json_object for servers without it",
-            choices=("json_schema", "json_object")),
-    ),
+    "summarizer": SUMMARIZER_KEYS,
     "storage": (
         Key("tokenizer", "str", "trigram remove_diacritics 1", "FTS5 tokenizer; changing it needs `jezero reindex`",
             check=_tokenizer_problem),
@@ -230,6 +214,14 @@ def reference_markdown():
            "environment variables that hold them.", ""]
     for section, keys in SECTIONS.items():
         out += [f"## [{section}]", "", *_table(keys), ""]
+        if section == "summarizer":
+            out += ["Staff can also choose the summariser in the web app (Settings) or with `jezero summarizer "
+                    "set KEY=VALUE`: a value set there is kept in the database and overrides this table key by "
+                    "key; a key it does not set stays as this file says, and clearing it there puts the file's "
+                    "value back. `command` and `api_key_env` are set in this file only. The API key typed into "
+                    "Settings is written to `<data folder>/summarizer-api-key` (mode 0600) and used when the "
+                    "environment holds none. The worker and the web app pick a change up at their next run, "
+                    "without a restart.", ""]
     out += ["## [[connectors]]", "",
             "Connectors come from two places, with one schema (the tables below) and names unique across both:", "",
             "- **`[[connectors]]` tables in this file.** They work as they always have: read when Jezero starts "

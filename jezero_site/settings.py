@@ -55,6 +55,9 @@ if not DATA_DIR.is_dir():
     raise ImproperlyConfigured(f"the data folder {DATA_DIR} does not exist: run `jezero init` "
                                "(or set JEZERO_DATA_DIR)")
 SECRET_KEY_FILE = DATA_DIR / "secret_key"
+# The summariser's API key typed into the Settings page (mode 0600; never in the database):
+# read when the environment holds none (library.ingest.summarize.configuration).
+JEZERO_SUMMARIZER_KEY_FILE = DATA_DIR / "summarizer-api-key"
 if _secret is None and SECRET_KEY_FILE.is_file():
     _secret = SECRET_KEY_FILE.read_text(encoding="utf-8").strip() or None
 if _secret is None:

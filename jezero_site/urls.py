@@ -5,7 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path, re_path
 
 from library.access.api import api, not_found
-from library.views import agent, clients, health, items, pages, setup, sources, tools
+from library.views import agent, clients, health, items, pages, setup, sources, summarizer, tools
 
 urlpatterns = [
     path("", pages.search, name="search"),
@@ -21,7 +21,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
 ]
 
-# Staff actions, sources, admin tools, clients and the agent view (SPEC §14).
+# Staff actions, sources, admin tools, clients, the agent view and settings (SPEC §14).
 urlpatterns += [
     path("items/<int:item_id>/resummarize/", items.resummarize, name="item-resummarize"),
     path("items/<int:item_id>/retag/", items.retag, name="item-retag"),
@@ -44,4 +44,8 @@ urlpatterns += [
     path("clients/<str:name>/", clients.client, name="client"),
     path("clients/<str:name>/revoke/", clients.revoke, name="client-revoke"),
     path("agent-view/", agent.agent_view, name="agent-view"),
+    path("settings/", summarizer.settings_page, name="settings"),
+    path("settings/clear/", summarizer.clear, name="settings-clear"),
+    path("settings/key/remove/", summarizer.remove_key, name="settings-key-remove"),
+    path("settings/test/", summarizer.run_test, name="settings-test"),
 ]

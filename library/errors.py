@@ -22,6 +22,20 @@ class InvalidConnector(BadInput):
         super().__init__("; ".join(f"{key}: {message}" for key, message in self.problems.items()))
 
 
+class InvalidSettings(BadInput):
+    """Summariser settings given in the web app or the CLI break the schema or a rule;
+    `problems` maps each key at fault to what is wrong, for a form to show beside its field."""
+
+    def __init__(self, problems):
+        self.problems = dict(problems)
+        super().__init__("; ".join(f"{key}: {message}" for key, message in self.problems.items()))
+
+
+class SummarizerTestFailed(LibraryError):
+    """The summariser's test call (Settings → Test, `jezero summarizer test`) did not come back
+    with a record; the message says why in plain words (a refused key, an unreachable server)."""
+
+
 class NotFound(LibraryError):
     """No such item — or one the caller may not read, which is answered the same way."""
 

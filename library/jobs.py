@@ -1,5 +1,5 @@
 """Long work started from the browser (SPEC §14, §16): a connector run or dry run, retag,
-redact-stored (and its preview), re-summarise. Each is one `Job` row and one Huey task.
+redact-stored (and its preview), re-summarise, the summariser's test call. Each is one `Job` row and one Huey task.
 
 - `start(kind, params, user)` checks at once what can be checked (the connector exists, the
   summariser has its model, the selection is not empty), creates the row and enqueues
@@ -19,14 +19,13 @@ import logging
 import time
 from datetime import timedelta
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from library.errors import BadInput, LibraryError, NotFound
 from library.ingest import maintenance, pipeline
-from library.ingest.summarize import get_summarizer
+from library.ingest.summarize import configuration as summarizer_configuration
 from library.models import Job
 
 logger = logging.getLogger(__name__)
@@ -47,8 +46,7 @@ _SELECTIONS = ("ids", "where", "project")   # how re-summarise chooses its items
 def check_summarizer():
     """Raise NotConfigured (its message says what to set) when the configured summariser
     cannot be built; builds it and closes it again, with no model call."""
-    with get_summarizer(settings.JEZERO["summarizer"]):
-        pass
+    summarizer_configuration.check()
 
 
 def _selection(params):
@@ -66,6 +64,8 @@ def _check(kind, params):
     elif kind == Kind.RESUMMARIZE:
         if not maintenance.select(**_selection(params)).exists():
             raise BadInput("no items match that choice")
+        check_summarizer()
+    elif kind == Kind.SUMMARIZER_TEST:
         check_summarizer()
     elif kind not in Kind.values:
         raise BadInput(f"unknown job kind {kind!r}")
@@ -160,13 +160,17 @@ def _redact_stored(params, progress):
 
 def _resummarize(params, progress):
     queryset = maintenance.select(**_selection(params))
-    with get_summarizer(settings.JEZERO["summarizer"]) as summarizer:
+    with summarizer_configuration.build() as summarizer:
         return maintenance.resummarize(queryset, summarizer, progress=progress)
+
+
+def _summarizer_test(params, progress):
+    return summarizer_configuration.test()
 
 
 RUNNERS = {
     Kind.RUN: _run, Kind.DRY_RUN: _dry_run, Kind.RETAG: _retag, Kind.REDACT_PREVIEW: _redact_preview,
-    Kind.REDACT_STORED: _redact_stored, Kind.RESUMMARIZE: _resummarize,
+    Kind.REDACT_STORED: _redact_stored, Kind.RESUMMARIZE: _resummarize, Kind.SUMMARIZER_TEST: _summarizer_test,
 }
 
 

@@ -155,6 +155,24 @@ class Connector(models.Model):
         return f"{self.name} ({self.type})"
 
 
+class SummarizerSetting(models.Model):
+    """One `[summarizer]` key set from the web app or `jezero summarizer set` (SPEC §5, §14):
+    it overrides jezero.toml's value of that key; removing the row puts the file's value back.
+    `library.ingest.summarize.configuration` owns these rows. Never the API key: that is a
+    file in the data folder."""
+
+    key = models.CharField(max_length=60, unique=True)
+    value = models.JSONField()                      # the key's value as the schema's kind
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "summarizer_settings"
+        ordering = ["key"]
+
+    def __str__(self):
+        return self.key
+
+
 class RunReport(models.Model):
     """One run of one connector (SPEC §5): what it saw, sent, stored and failed."""
 
@@ -234,6 +252,7 @@ class Job(models.Model):
         REDACT_STORED = "redact_stored", "redact stored items"
         REDACT_PREVIEW = "redact_preview", "redaction preview"
         RESUMMARIZE = "resummarize", "re-summarise"
+        SUMMARIZER_TEST = "summarizer_test", "summariser test"
 
     class Status(models.TextChoices):
         QUEUED = "queued"

@@ -1,6 +1,6 @@
 """The configuration's schema as data, and the checks derived from it: a `Key` per option
-(type, default, allowed range, one-line description), the connector options every type
-shares and each type's own, and `check_connector`, which checks one connector's table the
+(type, default, allowed range, one-line description), the `[summarizer]` table's keys
+(`check_summarizer`), the connector options every type shares and each type's own, and `check_connector`, which checks one connector's table the
 same way whether it comes from jezero.toml, the web app or the CLI.
 
 No Django here: `jezero_site.config` loads the file with it before Django starts, and
@@ -58,6 +58,29 @@ def _env_problem(value):
 
 def _date_problem(value):
     return None if re.match(r"^\d{4}-\d{2}-\d{2}$", value) else "must be a date, YYYY-MM-DD"
+
+
+# The `[summarizer]` table (SPEC §5, §17): jezero.toml's, and the values set in the web app
+# or with `jezero summarizer set` over it (`library.ingest.summarize.configuration`).
+SUMMARIZER_KEYS = (
+    Key("provider", "enum", "extractive", "who writes the records: a model API, a local agent CLI, or no model",
+        choices=("extractive", "anthropic", "openai", "command")),
+    Key("model", "str", None, "model name; required for anthropic, openai and command", nullable=True),
+    Key("base_url", "str", None, "API base URL (OpenAI-compatible servers, proxies)", nullable=True),
+    Key("api_key_env", "str", None, "environment variable holding the API key (default ANTHROPIC_API_KEY / OPENAI_API_KEY)",
+        nullable=True, check=_env_problem),
+    Key("command", "list[str]", [], "for provider = command: the agent CLI and its arguments, prompt on stdin"),
+    Key("max_input_chars", "int", 60_000, "longest segment sent in one call, in characters", minimum=1_000, maximum=2_000_000),
+    Key("timeout_seconds", "int", 120, "timeout of one model call", minimum=1, maximum=3_600),
+    Key("max_concurrency", "int", 4, "model calls at a time", minimum=1, maximum=64),
+    Key("output_language", "str", None, "write every record in this language (e.g. \"English\")", nullable=True),
+    Key("known_projects", "list[str]", [], "project slugs the model should prefer"),
+    Key("max_calls_per_run", "int", None, "stop a run after this many model calls", minimum=1, maximum=1_000_000, nullable=True),
+    Key("daily_token_budget", "int", None, "stop calling the model once a day's input + output tokens reach this",
+        minimum=1, maximum=10**12, nullable=True),
+    Key("response_format", "enum", "json_schema", "openai provider: strict json_schema, or json_object for servers without it",
+        choices=("json_schema", "json_object")),
+)
 
 
 # Options every connector has; `min_chars` and `trust` defaults depend on the type.
@@ -269,6 +292,16 @@ def check_connector(given, where="connector"):
     if out["min_chars"] is None:
         out["min_chars"] = default_min_chars(ctype)
     return out, {}
+
+
+def check_summarizer(given):
+    """A `[summarizer]` table checked as jezero.toml's is when it loads (the same `_fill`):
+    (the table with every default filled in, {}) when it is valid, else (None, {key: what is
+    wrong}) naming every key at fault. The Settings page and `jezero summarizer set` check
+    the file's table with their values laid over it through this."""
+    problems = {}
+    out = _fill("summarizer", SUMMARIZER_KEYS, given, problems)
+    return (None, problems) if problems else (out, {})
 
 
 def validate_connector(given, where="connector"):

@@ -33,7 +33,8 @@ from connectors.text import ONE_LINE_CHARS
 from library.errors import NotConfigured, RunRefused
 from library.ingest import configured, inbox, projects, redact
 from library.ingest.segments import segment
-from library.ingest.summarize import SummaryError, SummaryRequest, get_summarizer, write_record
+from library.ingest.summarize import SummaryError, SummaryRequest, write_record
+from library.ingest.summarize import configuration as summarizer_configuration
 from library.ingest.summarize.prompt import context_line
 from library.models import Item, RunReport, UnitCursor
 
@@ -196,19 +197,19 @@ class PreparedUnit:
 class Run:
     """The state of one run; `execute()` does the work. Use `run()` from outside."""
 
-    def __init__(self, config, report, *, summarizer, limit, now, progress):
+    def __init__(self, config, report, *, summarizer, summarizing, limit, now, progress):
         self.config = config
+        self.summarizing = summarizing   # the effective [summarizer] table, read once for the run
         self.name = config["name"]
         self.report = report
         self.summarizer = summarizer
         self.now = now
         self.progress = progress
         self.redactor = redact.Redactor(settings.JEZERO["redaction"]["extra_patterns"])
-        self.limit_chars = settings.JEZERO["summarizer"]["max_input_chars"]
-        summarizer_config = settings.JEZERO["summarizer"]
-        caps = [c for c in (limit, summarizer_config["max_calls_per_run"]) if c]
+        self.limit_chars = summarizing["max_input_chars"]
+        caps = [c for c in (limit, summarizing["max_calls_per_run"]) if c]
         self.max_calls = min(caps) if caps else None
-        self.token_budget = summarizer_config["daily_token_budget"]
+        self.token_budget = summarizing["daily_token_budget"]
         self.tokens_before = tokens_used_today(now) if self.token_budget else 0
         self.calls_submitted = 0
 
@@ -370,7 +371,7 @@ class Run:
         report.units_changed = len(changed)
         if report.sample:
             changed = changed[: report.sample]
-        workers = settings.JEZERO["summarizer"]["max_concurrency"]
+        workers = self.summarizing["max_concurrency"]
         in_flight = deque()
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="summarize") as pool:
             for done, unit in enumerate(changed, start=1):
@@ -426,19 +427,22 @@ def run(name, *, dry_run=False, sample=None, limit=None, now=None, summarizer=No
     config = connector_config(name)
     if not config["enabled"] and not dry_run:   # a dry run tests a connector before it is enabled
         raise RunRefused(f"connector {name!r} is disabled (enabled = false)")
+    # Read anew for every run: a change made in Settings or with `jezero summarizer set`
+    # applies at the worker's next run, without a restart.
+    summarizing = summarizer_configuration.effective()
     if summarizer is not None or dry_run:
         return _run(config, dry_run=dry_run, sample=sample, limit=limit, now=now, summarizer=summarizer,
-                    progress=progress)
+                    summarizing=summarizing, progress=progress)
     try:
-        owned = get_summarizer(settings.JEZERO["summarizer"])
+        owned = summarizer_configuration.build(summarizing)
     except NotConfigured as exc:
         raise RunRefused(str(exc)) from None
     with owned:
         return _run(config, dry_run=dry_run, sample=sample, limit=limit, now=now, summarizer=owned,
-                    progress=progress)
+                    summarizing=summarizing, progress=progress)
 
 
-def _run(config, *, dry_run, sample, limit, now, summarizer, progress):
+def _run(config, *, dry_run, sample, limit, now, summarizer, summarizing, progress):
     name = config["name"]
     now = now or timezone.now()
     report = Report(connector=name, started_at=now, dry_run=dry_run, sample=sample)
@@ -446,7 +450,8 @@ def _run(config, *, dry_run, sample, limit, now, summarizer, progress):
         row = RunReport.objects.create(connector=name, started_at=now, dry_run=dry_run, sample=sample)
         outcome = "failed"
         try:
-            Run(config, report, summarizer=summarizer, limit=limit, now=now, progress=progress).execute()
+            Run(config, report, summarizer=summarizer, summarizing=summarizing, limit=limit, now=now,
+                progress=progress).execute()
             outcome = "failed" if report.source_failed else "ok"
         finally:
             report.finished_at = timezone.now()

@@ -211,6 +211,8 @@ def _is_dotted_name(value: str) -> bool:
     if _DOTTED_NAME.fullmatch(value) is None:
         return False
     *head, last = value.split(".")
+    if any(part[:1].isdigit() for part in head + [last]):
+        return False        # `KVjptfzieuJac.7P`, `SummerBreeze.24`: no attribute starts with a digit
     return (len(last) <= 3 or _CAPITALS.fullmatch(last) is not None or _is_name(last)) and all(
         len(part) <= 3 or _CAPITALS.fullmatch(part) or _MODULE.fullmatch(part) or _is_name(part) for part in head)
 

@@ -3,7 +3,6 @@ change; its page offers the apply button), re-summarise by ids or by a filter. E
 background job; the job page shows its progress (htmx polls a fragment every second; without
 JavaScript the page refreshes itself) and, when it ends, the service's report."""
 
-from django.conf import settings
 from django.contrib import messages
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
@@ -11,6 +10,7 @@ from django.views.decorators.http import require_GET, require_POST
 from library import jobs
 from library.errors import BadInput, LibraryError, NotFound
 from library.ingest import maintenance
+from library.ingest.summarize import configuration
 from library.models import Job
 from library.views.staff import missing, staff_required
 
@@ -18,7 +18,7 @@ FILTER_FIELDS = maintenance.SELECT_FIELDS
 
 
 def _page(request, *, form=None, status=200):
-    summarizer = settings.JEZERO["summarizer"]
+    summarizer = configuration.effective()
     return render(request, "library/admin_tools.html", {
         "jobs": jobs.recent(), "fields": FILTER_FIELDS, "form": form or {"field": "summarizer"},
         "summarizer": summarizer.get("provider") or "extractive", "model": summarizer.get("model") or "",

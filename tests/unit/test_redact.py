@@ -453,6 +453,12 @@ def test_the_module_is_versioned_and_free_of_django():
     ('token = "AKIAxxxxxxxxxxxxxxxx"', True),
     ("API_KEY=xxxx-xxxx-xxxx-xxxx-1234", True),
     ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", True),
+    # A password with a dot is not a reference when a part after the dot starts with a digit
+    # (seed 205953: `admin_password: KVjptfzieuJac.7P` was read as `settings.X`).
+    ("admin_password: KVjptfzieuJac.7P", False),
+    ("password: SummerBreeze.24", False),
+    ("password: settings.DB_PASSWORD", True),
+    ("token = config.auth.token", True),
 ])
 def test_a_placeholder_word_inside_a_random_key_does_not_make_it_a_placeholder(text, kept):
     assert (redact(text) == text) is kept, redact(text)

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 import pytest
 
 from jezero_site.config import validate
-from library.ingest.summarize import NotConfigured, SummaryRequest, get_summarizer
+from library.ingest.summarize import NotConfigured, SummaryRequest, api_key_source, get_summarizer
 from library.ingest.summarize.prompt import escape_document, user_message
 from library.ingest.summarize.retry import backoff, parse_retry_after
 
@@ -31,6 +31,21 @@ def test_a_missing_key_names_the_variable_to_set(provider, variable):
         get_summarizer(config(provider=provider, model="m"), env={})
     assert f"set the environment variable {variable} (or {variable}_FILE)" in str(caught.value)
     assert "summarizer.api_key_env" in str(caught.value)
+
+
+def test_the_environment_key_wins_then_its_file_then_the_key_saved_in_settings(tmp_path):
+    """The order `api_key_source` tries: NAME, NAME_FILE, the Settings page's key file."""
+    saved = tmp_path / "summarizer-api-key"
+    saved.write_text("sk-saved\n")
+    in_file = tmp_path / "secret"
+    in_file.write_text("sk-env-file\n")
+    anthropic = config(provider="anthropic", model="m")
+    assert api_key_source("anthropic", anthropic, {"ANTHROPIC_API_KEY": "sk-env"}, saved) == ("env", "sk-env")
+    assert api_key_source("anthropic", anthropic, {"ANTHROPIC_API_KEY_FILE": str(in_file)}, saved) == \
+        ("env_file", "sk-env-file")
+    assert api_key_source("anthropic", anthropic, {}, saved) == ("file", "sk-saved")
+    assert api_key_source("anthropic", anthropic, {}, tmp_path / "none") == (None, None)
+    assert api_key_source("extractive", config(), {"ANTHROPIC_API_KEY": "sk-env"}, saved) == (None, None)
 
 
 def test_a_named_key_variable_that_is_unset_is_an_error_even_for_a_local_server():

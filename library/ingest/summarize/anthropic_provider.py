@@ -13,7 +13,7 @@ import anthropic
 
 from library.ingest.summarize.base import Summarizer, SummaryError
 from library.ingest.summarize.prompt import SYSTEM_PROMPT, user_message
-from library.ingest.summarize.retry import api_error, call_with_retries
+from library.ingest.summarize.retry import MAX_ATTEMPTS, api_error, call_with_retries
 from library.ingest.summarize.schema import RECORD_SCHEMA, TOOL_NAME, summary_of
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -27,12 +27,12 @@ TOOL = {
 
 class AnthropicSummarizer(Summarizer):
     def __init__(self, *, model, api_key, base_url=None, timeout_seconds=120, output_language=None,
-                 known_projects=(), sleep=time.sleep, uniform=random.uniform):
+                 known_projects=(), sleep=time.sleep, uniform=random.uniform, max_attempts=MAX_ATTEMPTS):
         self.name = f"anthropic:{model}"
         self._model = model
         self._language = output_language
         self._projects = tuple(known_projects)
-        self._retry = {"sleep": sleep, "uniform": uniform, "label": self.name}
+        self._retry = {"sleep": sleep, "uniform": uniform, "label": self.name, "max_attempts": max_attempts}
         # An explicit base URL, so that ANTHROPIC_BASE_URL in the environment cannot
         # redirect the documents somewhere the configuration does not say.
         self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url or DEFAULT_BASE_URL,

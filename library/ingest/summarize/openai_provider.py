@@ -15,7 +15,7 @@ import openai
 
 from library.ingest.summarize.base import Summarizer, SummaryError
 from library.ingest.summarize.prompt import JSON_INSTRUCTIONS, SYSTEM_PROMPT, user_message
-from library.ingest.summarize.retry import api_error, call_with_retries
+from library.ingest.summarize.retry import MAX_ATTEMPTS, api_error, call_with_retries
 from library.ingest.summarize.schema import RECORD_SCHEMA, TOOL_NAME, summary_of
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -28,12 +28,13 @@ JSON_OBJECT_FORMAT = {"type": "json_object"}
 
 class OpenAISummarizer(Summarizer):
     def __init__(self, *, model, api_key, base_url=None, timeout_seconds=120, response_format="json_schema",
-                 output_language=None, known_projects=(), sleep=time.sleep, uniform=random.uniform):
+                 output_language=None, known_projects=(), sleep=time.sleep, uniform=random.uniform,
+                 max_attempts=MAX_ATTEMPTS):
         self.name = f"openai:{model}"
         self._model = model
         self._language = output_language
         self._projects = tuple(known_projects)
-        self._retry = {"sleep": sleep, "uniform": uniform, "label": self.name}
+        self._retry = {"sleep": sleep, "uniform": uniform, "label": self.name, "max_attempts": max_attempts}
         if response_format == "json_object":
             self._format, self._system = JSON_OBJECT_FORMAT, f"{SYSTEM_PROMPT}\n\n{JSON_INSTRUCTIONS}"
         else:

@@ -85,8 +85,10 @@ def api_error(exc, sdk, provider):
     return SummaryError(f"{provider}: {type(exc).__name__}")
 
 
-def call_with_retries(call, *, sleep=time.sleep, uniform=random.uniform, label="summarizer"):
-    """Run `call()` under the policy; return `(its result, attempts made)`.
+def call_with_retries(call, *, sleep=time.sleep, uniform=random.uniform, label="summarizer",
+                      max_attempts=MAX_ATTEMPTS):
+    """Run `call()` under the policy; return `(its result, attempts made)`. `max_attempts`
+    of 1 makes one call and no retry (the Settings page's test of the summariser).
 
     `call` raises `SummaryError`; a retryable one is tried again while attempts remain and
     the server's Retry-After is acceptable. The error that ends the loop is re-raised with
@@ -104,7 +106,7 @@ def call_with_retries(call, *, sleep=time.sleep, uniform=random.uniform, label="
         log.warning("model call failed, retrying label=%s attempt=%d wait=%.1fs error=%s",
                     label, state.attempt_number, state.upcoming_sleep, state.outcome.exception())
 
-    retrying = Retrying(stop=stop_after_attempt(MAX_ATTEMPTS), wait=wait, retry=retry_if_exception(should_retry),
+    retrying = Retrying(stop=stop_after_attempt(max_attempts), wait=wait, retry=retry_if_exception(should_retry),
                         sleep=sleep, before_sleep=before_sleep, reraise=True)
     attempt = None
     try:

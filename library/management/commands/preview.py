@@ -8,6 +8,7 @@ from connectors.base import UnitError
 from library.cli import Verb
 from library.ingest import pipeline, redact
 from library.ingest.segments import segment
+from library.ingest.summarize import configuration
 from library.timeutil import iso
 
 
@@ -23,7 +24,7 @@ class Command(Verb):
         path = Path(opts["path"]).expanduser()
         if not path.is_file():
             raise CommandError(f"{path}: no such file")
-        limit = opts["max_input_chars"] or settings.JEZERO["summarizer"]["max_input_chars"]
+        limit = opts["max_input_chars"] or configuration.effective()["max_input_chars"]
         if limit < 1000:
             raise CommandError("--max-input-chars: at least 1000")
         try:

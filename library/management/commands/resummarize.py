@@ -1,11 +1,10 @@
 from pathlib import Path
 
-from django.conf import settings
 from django.core.management.base import CommandError
 
 from library.cli import Progress, Verb
 from library.ingest import maintenance
-from library.ingest.summarize import NotConfigured, get_summarizer
+from library.ingest.summarize import NotConfigured, configuration
 
 
 def _ids(text, where):
@@ -36,7 +35,7 @@ class Command(Verb):
                 raise CommandError(f"{opts['ids_file']}: {exc.strerror}") from None
         queryset = maintenance.select(ids=ids, where=opts["where"], project=opts["project"])
         try:
-            summarizer = get_summarizer(settings.JEZERO["summarizer"])
+            summarizer = configuration.build()
         except NotConfigured as exc:
             raise CommandError(str(exc)) from None
         with summarizer, Progress("resummarize") as progress:

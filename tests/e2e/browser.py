@@ -5,6 +5,7 @@ Playwright cannot download its own browsers here, so it drives `/usr/bin/chromiu
 `./test` installs (`apt-get install chromium`). Without it the browser tests skip and say so.
 """
 
+import contextlib
 import json
 import os
 import subprocess
@@ -35,6 +36,30 @@ def chromium_missing():
 def launch(playwright):
     """A headless Chromium from the system, not one downloaded by Playwright."""
     return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+
+
+@contextlib.contextmanager
+def staff_page(url, password, *, viewport=None, user="admin"):
+    """A Chromium page logged in to the site at `url` as staff; on the way out, fails the test
+    if any JavaScript error happened on the page meanwhile."""
+    from playwright import sync_api
+
+    with sync_api.sync_playwright() as playwright:
+        browser = launch(playwright)
+        context = browser.new_context(base_url=url, viewport=viewport or {"width": 1100, "height": 900})
+        context.set_default_timeout(15_000)
+        page = context.new_page()
+        errors = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto("/login/")
+        page.get_by_label("User name").fill(user)
+        page.get_by_label("Password").fill(password)
+        page.get_by_role("button", name="Log in").click()
+        sync_api.expect(page.get_by_role("button", name=f"Log out {user}")).to_be_visible()
+        yield page
+        context.close()
+        browser.close()
+        assert not errors, f"JavaScript errors on the page: {errors}"
 
 
 def screenshot(page, name, *, full_page=True):

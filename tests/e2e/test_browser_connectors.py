@@ -17,7 +17,7 @@ import urllib.request
 
 import pytest
 
-from tests.e2e.browser import REPO, Site, chromium_missing, doc_screenshot, launch
+from tests.e2e.browser import REPO, Site, chromium_missing, doc_screenshot, staff_page
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install -e '.[test]'")
 expect = sync_api.expect
@@ -59,22 +59,8 @@ def site(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def page(site):
-    with sync_api.sync_playwright() as playwright:
-        browser = launch(playwright)
-        context = browser.new_context(base_url=site.url, viewport=VIEWPORT)
-        context.set_default_timeout(15_000)
-        page = context.new_page()
-        errors = []
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        page.goto("/login/")
-        page.get_by_label("User name").fill("admin")
-        page.get_by_label("Password").fill(ADMIN_PASSWORD)
-        page.get_by_role("button", name="Log in").click()
-        expect(page.get_by_role("button", name="Log out admin")).to_be_visible()
+    with staff_page(site.url, ADMIN_PASSWORD, viewport=VIEWPORT) as page:
         yield page
-        context.close()
-        browser.close()
-        assert not errors, f"JavaScript errors on the page: {errors}"
 
 
 def sources(page):

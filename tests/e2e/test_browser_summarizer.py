@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from tests.e2e.browser import Site, chromium_missing, doc_screenshot, launch
+from tests.e2e.browser import Site, chromium_missing, doc_screenshot, staff_page
 from tests.fakes.model_server import ModelServer, anthropic_tool_reply
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install -e '.[test]'")
@@ -76,22 +76,8 @@ def site(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def page(site):
-    with sync_api.sync_playwright() as playwright:
-        browser = launch(playwright)
-        context = browser.new_context(base_url=site.url, viewport={"width": 1100, "height": 900})
-        context.set_default_timeout(15_000)
-        page = context.new_page()
-        errors = []
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        page.goto("/login/")
-        page.get_by_label("User name").fill("admin")
-        page.get_by_label("Password").fill(ADMIN_PASSWORD)
-        page.get_by_role("button", name="Log in").click()
-        expect(page.get_by_role("button", name="Log out admin")).to_be_visible()
+    with staff_page(site.url, ADMIN_PASSWORD, viewport={"width": 1100, "height": 900}) as page:
         yield page
-        context.close()
-        browser.close()
-        assert not errors, f"JavaScript errors on the page: {errors}"
 
 
 def test_a_person_chooses_a_model_with_a_key_tests_it_and_finds_an_item_it_wrote(page, site, model):

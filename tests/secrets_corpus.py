@@ -582,8 +582,10 @@ def planted(seed=12):
     samples = _vendor_samples(r) + _database_urls(r) + _generic(r)
     for sample in samples:
         assert sample.secret in sample.text, sample
-        assert _windows_clear(sample), sample
-    return samples
+    # A random public part may by chance share a window with the secret (a Twilio account SID
+    # and auth token are both hex: seed 60xxx drew one); `leaked` could not tell them apart,
+    # so such a rare sample is left out rather than judged wrongly.
+    return [sample for sample in samples if _windows_clear(sample)]
 
 
 # --- the benign corpus ----------------------------------------------------------------------------

@@ -158,7 +158,7 @@ def _is_placeholder(value: str) -> bool:
     low = v.lower()
     if not v or low in _LITERALS or len(set(low)) <= 2:
         return True
-    if low.startswith(_REFERENCE_START) or "[redacted:" in low or "%(" in v or "${" in v or "{" in v:
+    if v.startswith(_REFERENCE_START) or "[redacted:" in low or "%(" in v or "${" in v or "{" in v:
         return True
     if v in ("%s", "%d") or _FORMAT_FIELD.search(v):  # a format string: `host=%s password=%s`
         return True
@@ -170,8 +170,9 @@ def _is_placeholder(value: str) -> bool:
 
 def _says_placeholder(v: str, low: str, parts) -> bool:
     """Whether the placeholder-looking parts of a value (`your`, `example`, `xxxx`, …) say it
-    is one. A part written in mixed case (`xXxX`, `yOuR`) is chance in a random key; a long
-    word in capitals (`…EXAMPLEKEY`, the AWS documentation's key) always says so; otherwise
+    is one. A part written in mixed case (`xXxX`, `yOuR`) is chance in a random key; a word of
+    7+ letters in capitals (`…EXAMPLEKEY`, the AWS documentation's key) always says so (a
+    random key holds one about once in 4·10^12); otherwise
     the value is a placeholder unless what is left without those parts still looks
     machine-made (16+ letters and digits, both kinds): `sk-proj-xxxxxxxx` and
     `your_api_key_here` are placeholders, a random 40-character key that happens to hold
@@ -181,7 +182,7 @@ def _says_placeholder(v: str, low: str, parts) -> bool:
         forms = (part, part.upper(), part.capitalize())
         if not any(form in v for form in forms):
             continue                                    # only in mixed case: chance
-        if len(part) >= 5 and part.upper() in v:
+        if len(part) >= 7 and part.upper() in v:
             return True
         worded.append(part)
     if not worded:

@@ -47,7 +47,9 @@ def fold(text):
 
 
 MAX_QUERY_CHARS = 1_000   # a query is a few words; this leaves room for a pasted error line
-MAX_TERMS = 32            # terms (words and "phrases") one query may hold
+# Terms (words and "phrases") one query may hold: room for a long question in natural
+# language (the recall evaluation's run to 37 words), and a bound on the work.
+MAX_TERMS = 64
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 

@@ -180,7 +180,7 @@ def test_hostile_queries_cost_nothing_and_break_nothing(server):
 
     _, (huge, many, nul) = run(_session_call(server["url"], server["tokens"]["all"], calls))
     assert huge.is_error and "at most 1000 characters" in huge.content[0].text
-    assert many.is_error and "at most 32 words" in many.content[0].text
+    assert many.is_error and "at most 64 words" in many.content[0].text
     assert not nul.is_error and nul.structured_content["results"][0]["key"] == "agent-laptop:d1"
 
 

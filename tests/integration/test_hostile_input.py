@@ -63,3 +63,11 @@ def test_a_nul_on_the_search_page_is_an_ordinary_search(client, django_user_mode
     assert response.status_code == 200 and "Stripe webhook signature failure" in response.content.decode()
     huge = client.get("/", {"q": "stripe " * 50_000})
     assert huge.status_code == 200 and "at most 1,000 characters" in huge.content.decode()
+
+
+def test_a_long_question_in_natural_language_is_searched_not_refused():
+    """A question of 40 words (the recall evaluation holds ones of 37) is a query, not a refusal."""
+    question = ("When all crawled pages are merged into one markdown file, how did we make links to other crawled "
+                "pages jump to that page's section instead of the website, and what did we base the heading ids on? "
+                "Also which file?")
+    assert len(question.split()) > 32 and clean_query(question) == question

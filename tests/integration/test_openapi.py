@@ -22,7 +22,7 @@ from openapi_spec_validator import validate
 from library.access import clients, ratelimit
 from library.ingest import inbox
 from library.models import InboxSession
-from library.terms import MAX_QUERY_CHARS
+from library.terms import MAX_QUERY_CHARS, MAX_TERMS
 from tests.conftest import days_ago, make_item, real_fixture
 
 GENERATOR = Path(sys.executable).with_name("openapi-python-client")
@@ -194,7 +194,7 @@ def _answers(settings):
     yield "GET /api/v1/items/{item_id}", 404, "not found", get("/api/v1/items/424242")
     yield "GET /api/v1/items/{item_id}", 422, "item_id", get("/api/v1/items/0")
     yield "GET /api/v1/items/{item_id}/later", 400, "query", get(f"/api/v1/items/{make_item().id}/later",
-                                                                 query=" ".join(f"w{n}" for n in range(40)))
+                                                                 query=" ".join(f"w{n}" for n in range(MAX_TERMS + 1)))
     yield "GET /api/v1/timeline", 422, "until", get("/api/v1/timeline", until="soon")
     yield "POST /api/v1/hooks/first-prompt", 400, "body", post("/api/v1/hooks/first-prompt", b"{not json")
     yield "POST /api/v1/hooks/first-prompt", 422, "prompt", post("/api/v1/hooks/first-prompt", b"{}")

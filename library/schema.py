@@ -314,6 +314,29 @@ def validate_connector(given, where="connector"):
     return out
 
 
+def text_values(keys, values, *, refused=None, unknown="unknown key"):
+    """Values typed into a form or given on the command line, as their keys' kinds:
+    ({name: value}, {name: problem}). `keys` maps names to Keys; `refused` maps names that
+    may not be given here to why; a name in neither is `unknown (allowed: …)`. A value given
+    empty maps to None (its default). The connector forms, the summariser settings and both
+    CLIs check input this one way."""
+    refused = refused or {}
+    typed, faults = {}, {}
+    for name, value in (values or {}).items():
+        if name in refused:
+            faults[name] = refused[name]
+            continue
+        key = keys.get(name)
+        if key is None:
+            faults[name] = f"{unknown} (allowed: {', '.join(k for k in keys if k not in refused)})"
+            continue
+        try:
+            typed[name] = text_value(key, value)
+        except ConfigError as exc:
+            faults[name] = str(exc)
+    return typed, faults
+
+
 def text_value(key, value):
     """A value typed into a form or given on the command line (`--option key=value`), as
     `key`'s kind: whole numbers, true/false, a list from one line per item (or repeated

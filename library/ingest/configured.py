@@ -26,7 +26,7 @@ from django.utils import timezone
 from connectors.types import TYPES, UPLOAD
 from library.errors import BadInput, InvalidConnector, NotFound
 from library.models import Client, Connector, Item, UnitCursor
-from library.schema import CONNECTOR_TYPE_KEYS, ConfigError, check_connector, connector_keys, text_value
+from library.schema import CONNECTOR_TYPE_KEYS, check_connector, connector_keys, text_values
 
 logger = logging.getLogger(__name__)
 
@@ -129,21 +129,9 @@ def fixed_projects():
 def _typed(ctype, values):
     """The values given (text from a form or the command line, or typed), as the schema's
     kinds: ({key: value}, {key: problem}); a key given empty maps to None (its default)."""
-    keys = {key.name: key for key in connector_keys(ctype)}
-    typed, faults = {}, {}
-    for name, value in (values or {}).items():
-        if name in _FIXED:
-            continue
-        key = keys.get(name)
-        if key is None:
-            allowed = ", ".join(k for k in keys if k not in _FIXED)
-            faults[name] = f"unknown option for a {ctype} connector (allowed: {allowed})"
-            continue
-        try:
-            typed[name] = text_value(key, value)
-        except ConfigError as exc:
-            faults[name] = str(exc)
-    return typed, faults
+    keys = {key.name: key for key in connector_keys(ctype) if key.name not in _FIXED}
+    values = {name: value for name, value in (values or {}).items() if name not in _FIXED}
+    return text_values(keys, values, unknown=f"unknown option for a {ctype} connector")
 
 
 def _check(name, ctype, options, extra_faults):

@@ -11,6 +11,7 @@ import pytest
 
 from jezero_site.config import validate
 from tests.conftest import REAL_FIXTURES
+from tests.fakes.model_server import ModelServer
 
 # Three real sessions (tests/fixtures/real/SOURCES.md), by the session id Claude Code names them with.
 SESSIONS = {"claude_6.jsonl": "03eb5929-52b3-4b13-ada3-b93ae35806b8",
@@ -62,3 +63,11 @@ def people(django_user_model):
     staff = django_user_model.objects.create_user("ana", is_staff=True)
     plain = django_user_model.objects.create_user("tomas")
     return {"staff": staff, "plain": plain}
+
+
+@pytest.fixture
+def server():
+    """A fake model API on loopback (Anthropic and OpenAI shapes), for the real SDKs."""
+    fake = ModelServer().start()
+    yield fake
+    fake.stop()

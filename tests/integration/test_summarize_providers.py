@@ -12,7 +12,7 @@ from jezero_site.config import validate
 from library.ingest.summarize import SummaryError, SummaryRequest, get_summarizer
 from library.ingest.summarize.prompt import JSON_INSTRUCTIONS, SYSTEM_PROMPT
 from library.ingest.summarize.schema import RECORD_SCHEMA
-from tests.fakes.model_server import ModelServer, Reply, anthropic_tool_reply, api_error, openai_reply
+from tests.fakes.model_server import Reply, anthropic_tool_reply, api_error, openai_reply
 
 DOCUMENT = (
     "user: The Stripe webhook returns 400 since this morning, fix it\n\n"
@@ -41,13 +41,6 @@ class Jitter:
     def __call__(self, low, high):
         self.calls.append((low, high))
         return (low + high) / 2
-
-
-@pytest.fixture
-def server():
-    fake = ModelServer().start()
-    yield fake
-    fake.stop()
 
 
 @pytest.fixture

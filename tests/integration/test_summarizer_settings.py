@@ -19,7 +19,7 @@ from library.errors import InvalidSettings
 from library.ingest import pipeline
 from library.ingest.summarize import configuration
 from library.models import Item, Job, SummarizerSetting
-from tests.fakes.model_server import ModelServer, anthropic_tool_reply, api_error, openai_reply
+from tests.fakes.model_server import anthropic_tool_reply, api_error, openai_reply
 from tests.integration.conftest import summarizer
 
 pytestmark = pytest.mark.django_db
@@ -42,13 +42,6 @@ def isolated(settings, tmp_path, monkeypatch):
     settings.JEZERO_SUMMARIZER_KEY_FILE = tmp_path / "summarizer-api-key"
     for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY_FILE", "OPENAI_API_KEY", "OPENAI_API_KEY_FILE"):
         monkeypatch.delenv(name, raising=False)
-
-
-@pytest.fixture
-def server():
-    fake = ModelServer().start()
-    yield fake
-    fake.stop()
 
 
 @pytest.fixture

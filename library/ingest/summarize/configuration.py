@@ -40,7 +40,7 @@ from django.utils import timezone
 from library.errors import BadInput, InvalidSettings, NotConfigured, SummarizerTestFailed
 from library.ingest.summarize import SummaryError, SummaryRequest, api_key_source, get_summarizer, key_variable
 from library.models import SummarizerSetting
-from library.schema import SUMMARIZER_KEYS, ConfigError, _check_value, check_summarizer, text_value
+from library.schema import SUMMARIZER_KEYS, ConfigError, _check_value, check_summarizer, text_values
 
 logger = logging.getLogger(__name__)
 
@@ -172,20 +172,7 @@ def check():
 # --- changing the values set here -------------------------------------------------------------
 
 def _typed(values):
-    typed, problems = {}, {}
-    for name, value in (values or {}).items():
-        if name in FILE_ONLY:
-            problems[name] = FILE_ONLY[name]
-            continue
-        key = KEYS.get(name)
-        if key is None:
-            problems[name] = f"unknown key (allowed: {', '.join(EDITABLE)})"
-            continue
-        try:
-            typed[name] = text_value(key, value)
-        except ConfigError as exc:
-            problems[name] = str(exc)
-    return typed, problems
+    return text_values(KEYS, values, refused=FILE_ONLY)
 
 
 def _plan(values, replace):

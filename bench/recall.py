@@ -16,17 +16,21 @@ A benchmark script, not a test. It
    originals (bench/search.py's generator), and on a copy whose records for the sessions of
    bench/recall/records.jsonl were replaced by those hand-written, model-quality records
    (through `records.import_jsonl`, the write path that keeps both indexes in step);
+   with `--large`, also on a copy grown to 100,000 items, where the fused search's first stage
+   leaves common terms out (issue 15: it does so only past 20,000 items);
 5. writes recall@1/5/10 and MRR@10 per configuration, difficulty and language to
    bench/RESULTS-recall.md (and the raw ranks to bench/work/recall/result-*.json).
 
     .venv/bin/python bench/recall.py                 # everything (~10 min)
     .venv/bin/python bench/recall.py --no-experiments --no-grow
+    .venv/bin/python bench/recall.py --skip-build --large   # + the 100,000-item library (~8 min more)
     .venv/bin/python bench/recall.py --report-only   # re-render from bench/work/recall/*.json
 
 A hit is any item of the target session (a long session has several segments) among the
 first k results. Every search uses one fixed `now`, so the figures do not drift with the date.
 """
 
+import contextlib
 import csv
 import hashlib
 import json
@@ -53,7 +57,8 @@ KS = (1, 5, 10)
 FORMS = ("keywords", "question")
 GROW_FACTOR = 12         # the grown library holds this many times the base library's items
 GROW_SEED = 20_261_201
-MODES = ("base", "handwritten", "grown", "grown-handwritten")
+LARGE = 100_000          # `--large`: the base library grown to this many items (issue 15)
+MODES = ("base", "handwritten", "grown", "grown-handwritten", "large")
 
 
 # --- sessions and questions ------------------------------------------------------------------
@@ -209,15 +214,15 @@ def setup_django(data):
     harness.setup_django(data, secret=SECRET)
 
 
-def grow(factor, seed=GROW_SEED):
+def grow(factor=None, seed=GROW_SEED, total=None):
     """Add synthetic items with synthetic originals until the library holds `factor` times
-    the items it had; returns how many were added."""
+    the items it had (or `total` items); returns how many were added."""
     import search as generator  # bench/search.py
 
     from library.models import Item
 
     base = Item.objects.count()
-    wanted = base * (factor - 1)
+    wanted = base * (factor - 1) if total is None else max(total - base, 0)
     rng = random.Random(seed)
     sentences, identifiers = generator.harvest_sentences()
     text = generator.Text(sentences, identifiers, rng)
@@ -268,10 +273,19 @@ def _rank(ids, wanted, source_of):
 
 def configurations(experiments):
     """name → how to rank: ("search", search kwargs) calls library.search.search as users do;
+    ("search", kwargs, {name: value}) does so with these constants of library.search changed;
     ("fuse", options) fuses the two candidate lists in this file (alternatives measured)."""
     configs = {
         "records-only (§7)": ("search", {"records_only": True}),
         "fused (default)": ("search", {}),
+        # Issue 15's first stage leaves common terms out of the record list only in a library
+        # of more than COMMON_FLOOR / RECORD_SHARE items (20,000); without the floor it does so
+        # here (and of the original-text list too with `search.original_common_share` 0.05).
+        "fused, common terms left out of the record list at any size": ("search", {}, {"COMMON_FLOOR": 0}),
+        "fused, common terms left out of both lists at any size": (
+            "search", {}, {"COMMON_FLOOR": 0, "original_common_share": 0.05}),
+        "fused, trigram record list (before issue 15)": ("fuse", {"record_weight": 1.0, "original_weight": 2.0,
+                                                                  "trigram": True}),
         "original only": ("fuse", {"record_weight": 0.0, "original_weight": 1.0}),
     }
     if experiments:
@@ -282,17 +296,51 @@ def configurations(experiments):
     return configs
 
 
-def candidate_lists(query):
+def candidate_lists(query, trigram=False):
+    """The fused search's two candidate lists; with `trigram`, as before issue 15: the record
+    list from SPEC §7's trigram index and query, no term left out of either but a word more
+    than half the originals hold."""
     from django.db import connection
 
     from library import search as lib
     from library import store
 
     filters = replace(lib._filters(lib.ALL_SOURCES), now=connection.ops.adapt_datetimefield_value(NOW))
-    weights = ", " + ", ".join(f"{w:.1f}" for w in store.BM25_WEIGHTS)
-    record = lib._candidates(store.FTS_TABLE, lib.build_match_query(query), filters, weights=weights)
-    original = lib._candidates(store.ORIGINAL_TABLE, lib.build_original_query(query), filters)
+    size = store.indexed_items()
+    if trigram:
+        weights = ", " + ", ".join(f"{w:.1f}" for w in store.BM25_WEIGHTS)
+        record = lib._candidates(lib.Lookup(store.FTS_TABLE, lib.build_match_query(query), weights=weights), filters)
+        with patched(COMMON_FLOOR=10 ** 9):
+            original = lib._candidates(lib.original_lookup(query, size), filters)
+        return record, original
+    record = lib._candidates(lib.record_lookup(query, size), filters)
+    original = lib._candidates(lib.original_lookup(query, size), filters)
     return record, original
+
+
+@contextlib.contextmanager
+def patched(**changes):
+    """library.search with these module constants (UPPER case) and `[search]` settings (lower
+    case) changed, for the time of the block."""
+    from django.conf import settings
+
+    from library import search as lib
+
+    conf = settings.JEZERO["search"]
+    saved = {name: getattr(lib, name) if name.isupper() else conf[name] for name in changes}
+    for name, value in changes.items():
+        if name.isupper():
+            setattr(lib, name, value)
+        else:
+            conf[name] = value
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if name.isupper():
+                setattr(lib, name, value)
+            else:
+                conf[name] = value
 
 
 def fused_ids(record, original, options, recency_weight):
@@ -342,16 +390,19 @@ def evaluate(qs, by_source, configs):
             text = q.get(form)
             if not text:
                 continue
-            lists = None
-            for name, (how, options) in configs.items():
+            lists = {}
+            for name, (how, options, *changed) in configs.items():
                 if how == "search":
-                    started = time.perf_counter()
-                    result = lib.search(text, allowed_sources=lib.ALL_SOURCES, limit=10, now=NOW, **options)
-                    timings[name].append(time.perf_counter() - started)
+                    with patched(**(changed[0] if changed else {})):
+                        started = time.perf_counter()
+                        result = lib.search(text, allowed_sources=lib.ALL_SOURCES, limit=10, now=NOW, **options)
+                        timings[name].append(time.perf_counter() - started)
                     ids = [hit.id for hit in result.hits]
                 else:
-                    lists = lists or candidate_lists(text)
-                    ids = fused_ids(*lists, options, recency)
+                    trigram = bool(options.get("trigram"))
+                    if trigram not in lists:
+                        lists[trigram] = candidate_lists(text, trigram=trigram)
+                    ids = fused_ids(*lists[trigram], options, recency)
                 ranks[name].setdefault(q["id"], {})[form] = _rank(ids, target, source_of)
     # The fusion in this file must be the one search() runs: compare their top 10 once.
     return ranks, {name: statistics.median(values) * 1000 for name, values in timings.items() if values}
@@ -418,17 +469,26 @@ def child(args):
         info["sessions"] = changed
         written = set(changed)
         qs = [q for q in qs if q["session"] in written]
-    if "grown" in mode:
+    if mode == "large" and Item.objects.count() >= LARGE:   # --reuse-large
+        info["added"] = Item.objects.filter(summarizer="synthetic").count()
+    elif "grown" in mode or mode == "large":
         started = time.monotonic()
-        info["added"] = grow(GROW_FACTOR)
+        info["added"] = grow(GROW_FACTOR) if mode != "large" else grow(total=LARGE)
         info["grow_seconds"] = round(time.monotonic() - started, 1)
+        if mode == "large":
+            store.optimize()
     info["items"] = Item.objects.count()
     info["sqlite"] = connection.Database.sqlite_version
     with connection.cursor() as cursor:
         cursor.execute("SELECT coalesce(sum(length(original)), 0) FROM items")
         info["original_chars"] = cursor.fetchone()[0]
     info["check_ok"] = store.check().ok
-    configs = configurations(experiments)
+    configs = configurations(experiments and mode != "large")
+    if mode == "large":   # at this size the floor no longer keeps the budgets from acting
+        del configs["fused, common terms left out of the record list at any size"]
+        del configs["fused, common terms left out of both lists at any size"]
+        configs["fused, no term left out"] = ("search", {}, {"COMMON_FLOOR": 10 ** 9})
+        configs["fused, original_common_share 0.05"] = ("search", {}, {"original_common_share": 0.05})
     ranks, timing = evaluate(qs, by_source, configs)
     info["fusion_differs"] = check_same_fusion(qs)
     if experiments and mode == "base":
@@ -511,6 +571,14 @@ def render(results, build_info, notes, command):
             grown = results["grown"]
             lines += ["", f"### Grown library ({grown['info']['items']:,} items: {grown['info']['added']:,} synthetic "
                       f"items with synthetic originals added)", "", table(grown, main, groups_of(qs), form)]
+        if "large" in results:
+            large = results["large"]
+            names = [name for name in large["ranks"] if name not in main[2:]]
+            lines += ["", f"### Grown to {large['info']['items']:,} items ({large['info']['added']:,} synthetic items "
+                      f"with synthetic originals added; `--large`)", "",
+                      "Issue 15's first stage leaves common terms out only in a library of more than 20,000 items: "
+                      "this is where it acts. *no term left out* is the same search without that.", "",
+                      table(large, names, groups_of(qs)[:1], form)]
         for mode, label in (("handwritten", "base"), ("grown-handwritten", "grown")):
             if mode not in results:
                 continue
@@ -562,6 +630,10 @@ def main():
     parser.add_argument("--no-experiments", action="store_true", help="only records-only, fused, original only")
     parser.add_argument("--no-grow", action="store_true", help="skip the grown library")
     parser.add_argument("--skip-build", action="store_true", help="reuse bench/work/recall/base")
+    parser.add_argument("--large", action="store_true", help=f"also a copy grown to {LARGE:,} items")
+    parser.add_argument("--reuse-large", action="store_true", help="search the grown copy of the last --large run")
+    parser.add_argument("--modes", help=f"only these libraries (comma-separated: {', '.join(MODES)}); the "
+                                        "report keeps the others' last results")
     parser.add_argument("--output", default=str(BENCH_DIR / "RESULTS-recall.md"))
     parser.add_argument("--report-only", action="store_true")
     args = parser.parse_args()
@@ -582,9 +654,13 @@ def main():
             build_info["sessions"] = len(found)
             harness.write_json(build_path, build_info)
         modes = ["base", "handwritten"] + ([] if args.no_grow else ["grown", "grown-handwritten"])
+        modes += ["large"] if args.large else []
+        if args.modes:
+            modes = [mode for mode in args.modes.split(",") if mode in MODES]
         for mode in modes:
             print(f"searching the {mode} library …", flush=True)
-            library = data if mode == "base" else copy_library(data, mode)
+            reuse = mode == "large" and args.reuse_large and (WORK_DIR / mode / "jezero.sqlite3").exists()
+            library = data if mode == "base" else WORK_DIR / mode if reuse else copy_library(data, mode)
             harness.spawn(__file__, "search", out=WORK_DIR / f"result-{mode}.json", data=str(library), mode=mode,
                           experiments=experiments)
     build_info = harness.read_json(build_path)

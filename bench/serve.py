@@ -2,8 +2,8 @@
 """Served search latency: the JSON API and MCP `search` over HTTP beside in-process `search()`.
 
 A benchmark script, not a test. Against one library (100,000 items, or 10,000 with `--quick`)
-made by bench/search.py's generator (imported from it: same text, same seeds, same 100
-queries), it
+made by bench/search.py's generator (imported from it: same text, same seeds, the same
+records and originals, same 100 queries), it
 
 * builds or reuses the data folder bench/work/serve-<size>/ (`jezero init`, `bulk_create`,
   `store.optimize()`; a marker file says what it holds, so a second run skips the build);
@@ -67,7 +67,7 @@ def marker_ok(data, size):
         marker = harness.read_json(data / MARKER)
     except (OSError, ValueError):
         return None
-    want = {"size": size, "seed": G.SEED, "python": sys.version.split()[0]}
+    want = {"size": size, "seed": G.SEED, "python": sys.version.split()[0], "originals": G.ORIGINAL_SEED}
     return marker if all(marker.get(k) == v for k, v in want.items()) else None
 
 
@@ -82,8 +82,12 @@ def build(size, data):
     sentences, identifiers = G.harvest_sentences()
     rng = random.Random(G.SEED)
     text = G.Text(sentences, identifiers, rng)
+    G.original_pool(text)
+    orng = random.Random(G.ORIGINAL_SEED)   # as bench/search.py: the same records and originals
     for start in range(0, size, G.BATCH):
         records = [G.make_record(text, rng, i) for i in range(start, min(size, start + G.BATCH))]
+        for r in records:
+            r["original"] = G.make_original(text, orng)
         with transaction.atomic():
             Item.objects.bulk_create([Item(**r) for r in records])
         if (start // G.BATCH) % 10 == 9:
@@ -93,7 +97,8 @@ def build(size, data):
     store.optimize()
     optimize_s = time.perf_counter() - t
     log(f"built {size:,} items in {build_s:.0f} s, optimize {optimize_s:.1f} s")
-    marker = {"size": size, "seed": G.SEED, "python": sys.version.split()[0], "build_s": build_s,
+    marker = {"size": size, "seed": G.SEED, "originals": G.ORIGINAL_SEED, "python": sys.version.split()[0],
+              "build_s": build_s,
               "optimize_s": optimize_s, "built_at": harness.stamp()}
     harness.write_json(data / MARKER, marker)
     return marker

@@ -15,10 +15,27 @@ import jezero_site  # noqa: F401  (puts the bundled SQLite in place first)
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "jezero_site.settings")
 
+import django  # noqa: E402
 from asgiref.sync import sync_to_async  # noqa: E402
-from django.core.asgi import get_asgi_application  # noqa: E402
+from django.core.handlers.asgi import ASGIHandler  # noqa: E402
 
-django_app = get_asgi_application()
+
+class DjangoApp(ASGIHandler):
+    """Django's ASGI handler without its per-request `ThreadSensitiveContext`: each request's
+    synchronous code (middleware, views, the ORM) runs on the process's one long-lived sync
+    thread instead of a thread started for that request, so the thread keeps its SQLite
+    connection from request to request (`CONN_MAX_AGE`) rather than opening one per request
+    and leaving it to the garbage collector (issue 15, bench/RESULTS-serve.md). Requests
+    still interleave at every await; their synchronous parts take turns on that thread."""
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
+        await self.handle(scope, receive, send)
+
+
+django.setup(set_prefix=False)
+django_app = DjangoApp()
 
 from library.access import clients, ratelimit  # noqa: E402
 from library.access import mcp as library_mcp  # noqa: E402

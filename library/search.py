@@ -80,10 +80,14 @@ class SearchResult:
     hits: list
     original_match: str | None = None  # the original-text index's (None in records-only mode)
     records_only: bool = False
+    newest: bool = False               # every term was common: the newest matches, by date
 
     @property
     def hint(self):
         """Why there are no results when the query had nothing to look up (None otherwise)."""
+        if self.newest:
+            return ("every word of this query is common in the library: the newest items that hold them are listed, "
+                    "not ranked by relevance; add a distinctive word — a name, identifier, error or file name")
         if self.match is None and self.original_match is None:
             if self.records_only:
                 return ("nothing to search for: the records are searched for terms of 3 or more characters; "
@@ -117,29 +121,135 @@ class LaterResult:
 split_terms = terms.split_terms
 build_match_query = terms.build_match_query
 
-# A word that more than half of the originals hold has a BM25 weight of nothing (FTS5 clamps
-# the negative IDF of log((N - n + 0.5) / (n + 0.5)) to almost 0), yet it makes the query
-# score most of the library: it is left out of the original-text query, which changes no
-# ranking and costs much less (bench/RESULTS-search.md). Phrases are kept.
-COMMON_SHARE = 0.5
+# --- the fused search's first stage (issue 15) -------------------------------------------------
+#
+# Both lists of the fused search come from word indexes: the record through `items_words`
+# (each word looked up as the words it begins, `continu` → `continuous`, much as SPEC §7's
+# trigram index matches it), what was said through `items_original_fts`; for both, the common
+# words of questions are dropped (`terms.original_terms`). Counting the items that hold a word
+# stops at the limit that matters (`store.held_by`), so a common word costs little to count.
+#
+# In the record list, a term that many items hold makes FTS5 score every row that holds it
+# and changes little of the order. So, in a library of more than COMMON_FLOOR / RECORD_SHARE
+# items (20,000), the record list ranks by the rarest terms only, while the items holding
+# them number at most RECORD_SHARE of the library together; when even the rarest term is
+# past that, the list holds the newest items with any term (`newest`), and when the rare
+# terms fill less than the pool, the newest items holding a term left out follow (`filler`).
+# The original-text list leaves out only words more than half the library holds (BM25 gives
+# them no weight) unless `search.original_common_share` (a share below 1) asks for the same
+# budget there. bench/recall.py measured both at 100,000 items (`--large`): the budget costs
+# the record list about one point of recall@5 and the original-text list three to five, so
+# by default only the record list has it; bench/search.py measures what each costs in time.
+
+RECORD_SHARE = 0.05
+COMMON_FLOOR = 1_000    # a term fewer items hold is never left out: scoring it is cheap,
+WEIGHTLESS_SHARE = 0.5  # unless more than half the items hold it: then BM25 gives it no weight
+MIN_PREFIX = 3          # a record word of 3 letters or more is looked up as a prefix
+
+
+def original_share():
+    """The share of the library the original-text list may score (1.0: no budget)."""
+    return _search_config()["original_common_share"]
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """What one index of the fused search is asked: `match` (None: nothing), whether every
+    term was common (`newest`: the newest matching items, unranked), and the common terms
+    left out (`filler`)."""
+
+    table: str
+    match: str | None
+    newest: bool = False
+    weights: str = ""
+    filler: str | None = None   # the common terms left out: their newest items fill a short list
+
+
+def _phrase(tokens, prefix=False):
+    return '"' + " ".join(tokens) + '"' + ("*" if prefix else "")
+
+
+def _kept(table, counted, size, share, weights=""):
+    """A Lookup of (expression, item count) pairs, the counts exact up to `counted_limit`.
+
+    The terms that rank: the rarest, then the next rarest while all those kept are held by
+    at most `scored_limit` items together (BM25 scores each of those rows; no limit for a
+    share of 1), leaving out a term more than half the library holds (no weight). A term no
+    item holds stays in the expression: it costs nothing. When even the rarest is past the
+    limit, every term is looked up and the newest items listed (`newest`). The terms left out
+    are the `filler`."""
+    counted = list(dict(counted).items())
+    if not counted:
+        return Lookup(table, None, weights=weights)
+    budget = scored_limit(size, share)
+    absent = [expr for expr, count in counted if not count]
+    held = sorted((pair for pair in counted if pair[1]), key=lambda pair: pair[1])   # stable: equals in order
+    if budget is None:
+        budget = float("inf")
+    elif held and held[0][1] > budget:
+        return Lookup(table, " OR ".join([expr for expr, _count in held] + absent), newest=True, weights=weights)
+    kept, total = [], 0
+    for expr, count in held:
+        if kept and (total + count > budget or count > WEIGHTLESS_SHARE * size):
+            break
+        kept.append(expr)
+        total += count
+    chosen = set(kept)
+    left_out = [expr for expr, count in counted if count and expr not in chosen]
+    return Lookup(table, " OR ".join([expr for expr, _count in counted if expr in chosen] + absent), weights=weights,
+                  filler=" OR ".join(left_out) or None)
+
+
+def scored_limit(size, share):
+    """How many rows BM25 may score for one index's terms in a library of `size` items, or
+    None for no limit (a share of 1 or more)."""
+    return None if share >= 1 else int(max(share * size, COMMON_FLOOR))
+
+
+def counted_limit(size, share):
+    """How far `_kept` needs each term's item count: past the budget, or past half the
+    library without one."""
+    budget = scored_limit(size, share)
+    return budget if budget is not None else int(WEIGHTLESS_SHARE * size)
+
+
+def record_lookup(text, size=None):
+    """The record word index's Lookup for free text."""
+    weights = ", " + ", ".join(f"{w:.1f}" for w in store.BM25_WEIGHTS)
+    return _lookup(store.WORDS_TABLE, text, size, RECORD_SHARE, prefixes=True, weights=weights)
+
+
+def original_lookup(text, size=None):
+    """The original-text index's Lookup for free text."""
+    return _lookup(store.ORIGINAL_TABLE, text, size, original_share(), prefixes=False)
+
+
+def _lookup(table, text, size, share, *, prefixes, weights=""):
+    """The Lookup of one word index for `terms.original_terms(text)` (common words of
+    questions dropped, CJK as bigrams). A term of one token is that word or, with `prefixes`
+    and MIN_PREFIX letters or more, every word it begins (`deploy` finds `deployment`,
+    `continu` finds `continuous`, as the trigram record index would). A term of several
+    tokens is a phrase, counted as held by as many items as its rarest word (an upper bound:
+    counting a phrase costs its words' whole posting lists)."""
+    size = store.indexed_items() if size is None else size
+    wanted = [(word, terms.index_tokens(word)) for word in terms.original_terms(text)]
+
+    def expression(word, tokens):
+        if prefixes and len(tokens) == 1 and len(tokens[0]) >= MIN_PREFIX:
+            return _phrase(tokens, prefix=True)
+        return terms.quote_terms([word])
+
+    asked = [(expression(word, tokens), tokens) for word, tokens in wanted if tokens]
+    singles = [expr if len(tokens) == 1 else _phrase([token]) for expr, tokens in asked for token in tokens]
+    counts = store.held_by(table, singles, counted_limit(size, share))
+    counted = [(expr, counts[expr] if len(tokens) == 1 else min(counts[_phrase([t])] for t in tokens))
+               for expr, tokens in asked]
+    return _kept(table, counted, size, share, weights=weights)
 
 
 def build_original_query(text):
-    """The original-text index's MATCH expression for free text (`terms.original_terms`),
-    without the single words more than COMMON_SHARE of the originals hold — unless that
-    would leave nothing, then the rarest is kept. None when there is nothing to look up."""
-    words = terms.original_terms(text)
-    tokens = {word: terms.index_tokens(word) for word in words}
-    single = [word for word in words if len(tokens[word]) == 1]
-    if len(words) < 2 or not single:
-        return terms.quote_terms(words)
-    counts = store.document_frequencies(tokens[word][0] for word in single)
-    limit = COMMON_SHARE * store.indexed_items()
-    common = {word for word in single if counts.get(tokens[word][0], 0) > limit}
-    kept = [word for word in words if word not in common]
-    if not kept:
-        kept = [min(words, key=lambda word: counts.get(tokens[word][0], 0))]
-    return terms.quote_terms(kept)
+    """The original-text index's MATCH expression for free text: `original_lookup`'s."""
+    return original_lookup(text).match
 
 
 # --- limits, scoring, filters ----------------------------------------------------------------
@@ -318,9 +428,12 @@ def search(query, *, allowed_sources, project=None, source=None, since=None, lim
         record_snippets = _record_snippets(match, ids) if ids else {}
         hits = [replace(hit, matched_in=(RECORD,), snippet=record_snippets.get(hit.id, "")) for hit in hits]
         return SearchResult(query=query, match=match, hits=hits, records_only=True)
-    original_match = build_original_query(query)
-    hits = _fused(match, original_match, filters, limit=limit, offset=offset, now=now)
-    return SearchResult(query=query, match=match, original_match=original_match,
+    size = store.indexed_items()
+    record, original = record_lookup(query, size), original_lookup(query, size)
+    hits = _fused(record, original, filters, limit=limit, offset=offset, now=now)
+    newest = all(lookup.newest for lookup in (record, original) if lookup.match is not None) and \
+        (record.match is not None or original.match is not None)
+    return SearchResult(query=query, match=record.match, original_match=original.match, newest=newest,
                         hits=_explained(hits, query, match))
 
 
@@ -338,10 +451,28 @@ def search(query, *, allowed_sources, project=None, source=None, since=None, lim
 RECORD, ORIGINAL = "record", "original"
 
 
-def _candidates(table, match, filters, *, weights=""):
-    """[(id, relevance, occurred_at, decay)] of one index's best rows, best first."""
-    if match is None or filters.empty:
+def _candidates(lookup, filters):
+    """[(id, relevance, occurred_at, decay)] of one index's best rows (a Lookup), best first:
+    by BM25; all of relevance 1.0, newest first, when the lookup is `newest`. When the terms
+    that rank fill less than the pool, the newest items holding a common term follow, of
+    relevance 0: a page is never shorter for the terms left out."""
+    if lookup.match is None or filters.empty:
         return []
+    table, weights = lookup.table, lookup.weights
+    if lookup.newest:
+        return _listed(table, lookup.match, filters, "1.0", f"{table}.rowid DESC")
+    rows = _listed(table, lookup.match, filters, f"-bm25({table}{weights})", f"bm25({table}{weights})")
+    room = _search_config()["candidate_pool"] - len(rows)
+    if lookup.filler and room > 0:
+        held = {row[0] for row in rows}
+        newest = _listed(table, lookup.filler, filters, "0.0", f"{table}.rowid DESC", limit=room + len(held))
+        rows += [row for row in newest if row[0] not in held][:room]
+    return rows
+
+
+def _listed(table, match, filters, relevance, order, limit=None):
+    """The candidate rows of one MATCH in one order, with the filters in the same WHERE (read
+    from the covering index `items_filter`) and each row's recency decay."""
     config = _search_config()
     join = where = ""
     if filters.sql:
@@ -349,13 +480,14 @@ def _candidates(table, match, filters, *, weights=""):
         where = f"AND {filters.sql}"
     sql = (
         f"WITH candidates AS ("
-        f" SELECT {table}.rowid AS id, -bm25({table}{weights}) AS relevance FROM {table} {join}"
-        f" WHERE {table} MATCH %s {where} ORDER BY bm25({table}{weights}) LIMIT %s)"
+        f" SELECT {table}.rowid AS id, {relevance} AS relevance FROM {table} {join}"
+        f" WHERE {table} MATCH %s {where} ORDER BY {order} LIMIT %s)"
         f" SELECT c.id, c.relevance, CAST(f.occurred_at AS TEXT),"   # text: only compared, never shown
         f"  pow(0.5, max(julianday(%s) - julianday(f.occurred_at), 0.0) / %s)"
         f" FROM candidates AS c JOIN items AS f INDEXED BY items_filter ON f.id = c.id"
     )
-    params = [match, *filters.params, config["candidate_pool"], filters.now, config["recency_half_life_days"]]
+    params = [match, *filters.params, limit or config["candidate_pool"], filters.now,
+              config["recency_half_life_days"]]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
@@ -373,10 +505,10 @@ def _pool():
         return _POOL[0]
 
 
-def _candidates_in_thread(table, match, filters):
+def _candidates_in_thread(lookup, filters):
     """`_candidates` in a pool thread, on that thread's own connection (kept open for the
     next search, like a request thread's)."""
-    return _candidates(table, match, filters)
+    return _candidates(lookup, filters)
 
 
 def fuse(record_rows, original_rows, *, record_weight, original_weight, recency_weight):
@@ -398,25 +530,26 @@ def fuse(record_rows, original_rows, *, record_weight, original_weight, recency_
     return ranked
 
 
-def _fused(match, original_match, filters, *, limit, offset, now):
-    """The page of fused hits; each hit's `matched_in` names the indexes that found it (held
-    it among their best `candidate_pool` rows)."""
-    if filters.empty or (match is None and original_match is None):
+def _fused(record, original, filters, *, limit, offset, now):
+    """The page of fused hits of two Lookups; each hit's `matched_in` names the indexes that
+    found it (held it among their best `candidate_pool` rows)."""
+    if filters.empty or (record.match is None and original.match is None):
         return []
     config = _search_config()
     filters = replace(filters, now=connection.ops.adapt_datetimefield_value(now or timezone.now()))
-    weights = ", " + ", ".join(f"{w:.1f}" for w in store.BM25_WEIGHTS)
-    original_match = original_match if config["original_weight"] else None
-    record_match = match if config["record_weight"] else None
+    if not config["original_weight"]:
+        original = replace(original, match=None)
+    if not config["record_weight"]:
+        record = replace(record, match=None)
     pending = None
-    if record_match is not None and original_match is not None and not connection.in_atomic_block:
+    if record.match is not None and original.match is not None and not connection.in_atomic_block:
         # Two independent index look-ups: the original's runs on a second connection while
         # this thread runs the record's (SQLite releases the GIL), so a search takes about as
         # long as the slower of the two. Inside a transaction both stay on this connection,
         # which alone sees its uncommitted writes.
-        pending = _pool().submit(_candidates_in_thread, store.ORIGINAL_TABLE, original_match, filters)
-    record_rows = _candidates(store.FTS_TABLE, record_match, filters, weights=weights)
-    original_rows = pending.result() if pending else _candidates(store.ORIGINAL_TABLE, original_match, filters)
+        pending = _pool().submit(_candidates_in_thread, original, filters)
+    record_rows = _candidates(record, filters)
+    original_rows = pending.result() if pending else _candidates(original, filters)
     ranked = fuse(record_rows, original_rows, record_weight=config["record_weight"],
                   original_weight=config["original_weight"], recency_weight=config["recency_weight"])
     page = ranked[offset:offset + limit]

@@ -1,6 +1,7 @@
-"""The full-text indexes of items: the only code that writes `items_fts` and `items_original_fts`.
+"""The full-text indexes of items: the only code that writes `items_fts`, `items_words` and
+`items_original_fts`.
 
-Two FTS5 tables, rowid = item id, both kept in step with the items by this module alone:
+Three FTS5 tables, rowid = item id, all kept in step with the items by this module alone:
 
 - `items_fts` — the record (SPEC §7): columns `title, summary, questions, atoms, project`.
   Questions are joined with "\\n", atoms' texts with "\\n" (kinds are not indexed), a missing
@@ -14,10 +15,17 @@ Two FTS5 tables, rowid = item id, both kept in step with the items by this modul
   leaves the original alone skip re-tokenising tens of kilobytes. Chinese, Japanese and
   Korean characters are indexed one by one (`index_text`): a word tokenizer would otherwise
   see a whole unspaced sentence as one word; the read side matches them as bigram phrases.
+- `items_words` — the record again, the same five columns and text, with the word tokenizer
+  of the original-text index (CJK characters likewise one by one): the fused search's first
+  stage reads the record through it (issue 15: a word's posting list is a fraction of a
+  trigram phrase's, and counting how many items hold a word costs little, `held_by`).
+  Contentless like the original-text index, with a stored `digest` of the record text it
+  indexes, so `check` compares it without a copy. `items_fts` stays SPEC §7's index, the one
+  `records_only` ranks by and the record snippets come from.
 
 Writers call `sync_items` / `sync_ids` / `forget` inside the transaction that changes the
 items (the `Item` model and its queryset do this for every ORM write). `rebuild` recreates
-both tables with the configured tokenizers, `check` compares them with the items and runs
+the tables with the configured tokenizers, `check` compares them with the items and runs
 FTS5's own integrity check, `optimize` merges their segments. The read side
 (`library.search`) only reads the tables, with the names and weights defined here.
 """
@@ -37,6 +45,7 @@ COLUMNS = ("title", "summary", "questions", "atoms", "project")
 BM25_WEIGHTS = (2.0, 1.0, 1.5, 1.5, 0.5)
 ORIGINAL_TABLE = "items_original_fts"
 ORIGINAL_VOCAB = "items_original_vocab"   # fts5vocab 'row' over it: each term's document count
+WORDS_TABLE = "items_words"
 _BATCH = 500
 
 # Han ideographs (with extensions and compatibility forms), kana, Hangul and CJK punctuation:
@@ -46,6 +55,7 @@ CJK_CHARS = (
     "\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
 )
 _CJK_RE = re.compile(f"([{CJK_CHARS}])")
+_PRIVATE_RE = re.compile("[\ue000-\uf8ff]")
 
 
 def configured_tokenizer():
@@ -69,8 +79,22 @@ def fts_row(item):
     return (item.title, item.summary, questions, atoms, item.project or "")
 
 
+def words_row(item):
+    """The record text the word index holds, in column order (CJK characters spaced)."""
+    return tuple(index_text(value) for value in fts_row(item))
+
+
+def record_digest(item):
+    """What the word index records of the record text it indexed."""
+    return digest("\x1f".join(fts_row(item)))
+
+
 def index_text(text):
-    """The text the original index tokenizes: `text` with every CJK character standing alone."""
+    """The text a word index tokenizes: `text` with every CJK character standing alone and
+    private-use characters (unicode61 would count them as letters; the query side, like
+    Python's `\\w`, does not) as spaces."""
+    if _PRIVATE_RE.search(text):
+        text = _PRIVATE_RE.sub(" ", text)
     return _CJK_RE.sub(r" \1 ", text) if _CJK_RE.search(text) else text
 
 
@@ -84,11 +108,17 @@ class _Index:
     table: str
     tokenizer: object          # () -> the configured tokenizer spec
     label: str                 # for messages: "record index", "original-text index"
+    name: str                  # the CheckReport attribute and `rebuild(only=)` value
+    setting: str               # the configuration key of its tokenizer
+    vocab: str | None = None   # its fts5vocab 'row' table
 
 
-RECORD_INDEX = _Index(FTS_TABLE, configured_tokenizer, "record index")
-ORIGINAL_INDEX = _Index(ORIGINAL_TABLE, configured_original_tokenizer, "original-text index")
-INDEXES = (RECORD_INDEX, ORIGINAL_INDEX)
+RECORD_INDEX = _Index(FTS_TABLE, configured_tokenizer, "record index", "record", "storage.tokenizer")
+WORDS_INDEX = _Index(WORDS_TABLE, configured_original_tokenizer, "record word index", "words",
+                     "storage.original_tokenizer")
+ORIGINAL_INDEX = _Index(ORIGINAL_TABLE, configured_original_tokenizer, "original-text index", "original",
+                        "storage.original_tokenizer", ORIGINAL_VOCAB)
+INDEXES = (RECORD_INDEX, WORDS_INDEX, ORIGINAL_INDEX)
 
 
 def _create(cursor, index, tokenizer):
@@ -97,33 +127,46 @@ def _create(cursor, index, tokenizer):
     if index is RECORD_INDEX:
         cursor.execute(f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5({', '.join(COLUMNS)}, tokenize = '{tokenizer}')")
         return
-    cursor.execute(f"CREATE VIRTUAL TABLE {ORIGINAL_TABLE} USING fts5(text, digest UNINDEXED, content = '', "
+    columns = ", ".join(COLUMNS) if index is WORDS_INDEX else "text"
+    cursor.execute(f"CREATE VIRTUAL TABLE {index.table} USING fts5({columns}, digest UNINDEXED, content = '', "
                    f"contentless_delete = 1, contentless_unindexed = 1, tokenize = '{tokenizer}')")
-    cursor.execute(f"CREATE VIRTUAL TABLE {ORIGINAL_VOCAB} USING fts5vocab({ORIGINAL_TABLE}, 'row')")
+    if index.vocab:
+        cursor.execute(f"CREATE VIRTUAL TABLE {index.vocab} USING fts5vocab({index.table}, 'row')")
 
 
 _RECORD_INSERT = (f"INSERT INTO {FTS_TABLE}(rowid, {', '.join(COLUMNS)}) "
                   f"VALUES ({', '.join('%s' for _ in range(len(COLUMNS) + 1))})")
 _ORIGINAL_INSERT = f"INSERT INTO {ORIGINAL_TABLE}(rowid, text, digest) VALUES (%s, %s, %s)"
+_WORDS_INSERT = (f"INSERT INTO {WORDS_TABLE}(rowid, {', '.join(COLUMNS)}, digest) "
+                 f"VALUES ({', '.join('%s' for _ in range(len(COLUMNS) + 2))})")
+
+
+def _words_row(item):
+    return (item.pk, *words_row(item), record_digest(item))
 
 
 def _original_row(item_id, original):
     return (item_id, index_text(original or ""), digest(original))
 
 
-def _drop(cursor, table):
-    """Drop an FTS5 table (and the original index's vocabulary) and any shadow table it leaves
-    behind: SQLite 3.51 leaves the `_content` table of a `contentless_unindexed` table."""
-    if table == ORIGINAL_TABLE:
-        cursor.execute(f"DROP TABLE IF EXISTS {ORIGINAL_VOCAB}")
-    cursor.execute(f"DROP TABLE IF EXISTS {table}")
+def _drop(cursor, index):
+    """Drop an FTS5 table (and its vocabulary) and any shadow table it leaves behind:
+    SQLite 3.51 leaves the `_content` table of a `contentless_unindexed` table."""
+    if index.vocab:
+        cursor.execute(f"DROP TABLE IF EXISTS {index.vocab}")
+    cursor.execute(f"DROP TABLE IF EXISTS {index.table}")
     for shadow in ("data", "idx", "content", "docsize", "config"):
-        cursor.execute(f"DROP TABLE IF EXISTS {table}_{shadow}")
+        cursor.execute(f"DROP TABLE IF EXISTS {index.table}_{shadow}")
 
 
 def drop_original_index(using="default"):
     with connections[using].cursor() as cursor:
-        _drop(cursor, ORIGINAL_TABLE)
+        _drop(cursor, ORIGINAL_INDEX)
+
+
+def drop_words_index(using="default"):
+    with connections[using].cursor() as cursor:
+        _drop(cursor, WORDS_INDEX)
 
 
 def _table_exists(cursor, name):
@@ -152,6 +195,16 @@ def recorded_original_tokenizer(using="default"):
     return _recorded(ORIGINAL_INDEX, using)
 
 
+def recorded_tokenizers(using="default"):
+    """{index name: the tokenizer it was built with, or None without it}."""
+    return {index.name: _recorded(index, using) for index in INDEXES}
+
+
+def configured_tokenizers():
+    """{index name: the tokenizer the configuration asks for}."""
+    return {index.name: index.tokenizer() for index in INDEXES}
+
+
 # --- writes ------------------------------------------------------------------------------
 
 def _delete_rows(cursor, table, ids):
@@ -160,7 +213,7 @@ def _delete_rows(cursor, table, ids):
 
 
 def sync_items(items, using="default"):
-    """Replace both index rows of these (saved) items. Call inside the items' transaction.
+    """Replace the index rows of these (saved) items. Call inside the items' transaction.
 
     The original-text row is rewritten only when the item's original differs from what the
     index holds (by digest): retagging or re-summarising does not re-tokenise it.
@@ -174,6 +227,8 @@ def sync_items(items, using="default"):
             ids = [item.pk for item in batch]
             _delete_rows(cursor, FTS_TABLE, ids)
             cursor.executemany(_RECORD_INSERT, [(item.pk, *fts_row(item)) for item in batch])
+            _delete_rows(cursor, WORDS_TABLE, ids)
+            cursor.executemany(_WORDS_INSERT, [_words_row(item) for item in batch])
 
             marks = ", ".join("%s" for _ in ids)
             cursor.execute(f"SELECT rowid, digest FROM {ORIGINAL_TABLE} WHERE rowid IN ({marks})", ids)
@@ -194,12 +249,12 @@ def sync_ids(ids, using="default"):
 
 
 def forget(ids, using="default"):
-    """Remove both index rows of these item ids. Call inside the items' transaction."""
+    """Remove the index rows of these item ids. Call inside the items' transaction."""
     with connections[using].cursor() as cursor:
         for start in range(0, len(ids), _BATCH):
             chunk = list(ids[start:start + _BATCH])
-            _delete_rows(cursor, FTS_TABLE, chunk)
-            _delete_rows(cursor, ORIGINAL_TABLE, chunk)
+            for index in INDEXES:
+                _delete_rows(cursor, index.table, chunk)
 
 
 def create_index(tokenizer=None, using="default"):
@@ -215,11 +270,19 @@ def create_original_index(tokenizer=None, using="default"):
         _create(cursor, ORIGINAL_INDEX, tokenizer or configured_original_tokenizer())
 
 
-def ensure_index(using="default"):
-    """Idempotent: create a missing index table; empty both when the items table is empty.
+def create_words_index(tokenizer=None, using="default"):
+    """Create the empty record word index and its vocabulary (default: the configured word
+    tokenizer)."""
+    with connections[using].cursor() as cursor:
+        _create(cursor, WORDS_INDEX, tokenizer or configured_original_tokenizer())
 
-    Returns True when it changed anything. (A missing original-text index on a non-empty
-    library is left to migration 0007 and `jezero reindex`, which fill it with progress.)
+
+def ensure_index(using="default"):
+    """Idempotent: create a missing index table; empty them all when the items table is empty.
+
+    Returns True when it changed anything. (A missing original-text or word index on a
+    non-empty library is left to migrations 0007 and 0011 and `jezero reindex`, which fill
+    them with progress.)
     """
     changed = False
     with transaction.atomic(using=using), connections[using].cursor() as cursor:
@@ -231,13 +294,14 @@ def ensure_index(using="default"):
         cursor.execute("SELECT EXISTS (SELECT 1 FROM items)")
         if cursor.fetchone()[0]:
             return changed
-        if not _table_exists(cursor, ORIGINAL_TABLE):
-            create_original_index(using=using)
-            changed = True
-        for table in (FTS_TABLE, ORIGINAL_TABLE):
-            cursor.execute(f"SELECT EXISTS (SELECT 1 FROM {table})")
+        for index in (ORIGINAL_INDEX, WORDS_INDEX):
+            if not _table_exists(cursor, index.table):
+                _create(cursor, index, index.tokenizer())
+                changed = True
+        for index in INDEXES:
+            cursor.execute(f"SELECT EXISTS (SELECT 1 FROM {index.table})")
             if cursor.fetchone()[0]:
-                cursor.execute(f"DELETE FROM {table}")
+                cursor.execute(f"DELETE FROM {index.table}")
                 changed = True
     return changed
 
@@ -250,6 +314,10 @@ def _fill(cursor, index, using, progress):
         rows = ((item.pk, *fts_row(item)) for item in
                 Item.objects.using(using).order_by("pk").only("pk", *COLUMNS).iterator(chunk_size=2_000))
         sql, size = _RECORD_INSERT, 2_000
+    elif index is WORDS_INDEX:
+        rows = (_words_row(item) for item in
+                Item.objects.using(using).order_by("pk").only("pk", *COLUMNS).iterator(chunk_size=2_000))
+        sql, size = _WORDS_INSERT, 2_000
     else:
         rows = (_original_row(pk, original) for pk, original in
                 Item.objects.using(using).order_by("pk").values_list("pk", "original").iterator(chunk_size=500))
@@ -273,18 +341,21 @@ def _fill(cursor, index, using, progress):
 
 def rebuild(tokenizer=None, original_tokenizer=None, using="default", progress=None, only=None):
     """Drop and recreate the indexes from the items with the given tokenizers (default: the
-    configured ones). One transaction: readers see the old indexes until it commits.
+    configured ones; `original_tokenizer` is the word tokenizer of the original-text and the
+    record word index). One transaction: readers see the old indexes until it commits.
 
-    `only` is "record" or "original" to rebuild one of them. Returns the number of items
-    indexed. `progress(index_label, done, total)` is called per batch.
+    `only` is "record", "words" or "original" to rebuild one of them. Returns the number of
+    items indexed. `progress(index_label, done, total)` is called per batch.
     """
-    wanted = {"record": (RECORD_INDEX,), "original": (ORIGINAL_INDEX,), None: INDEXES}[only]
-    tokenizers = {RECORD_INDEX: tokenizer or configured_tokenizer(),
-                  ORIGINAL_INDEX: original_tokenizer or configured_original_tokenizer()}
+    wanted = INDEXES if only is None else tuple(index for index in INDEXES if index.name == only)
+    if not wanted:
+        raise ValueError(f"rebuild: no index named {only!r}")
+    words = original_tokenizer or configured_original_tokenizer()
+    tokenizers = {RECORD_INDEX: tokenizer or configured_tokenizer(), ORIGINAL_INDEX: words, WORDS_INDEX: words}
     done = 0
     with transaction.atomic(using=using), connections[using].cursor() as cursor:
         for index in wanted:
-            _drop(cursor, index.table)
+            _drop(cursor, index)
             _create(cursor, index, tokenizers[index])
             step = (lambda d, t, label=index.label: progress(label, d, t)) if progress else None
             done = _fill(cursor, index, using, step)
@@ -294,17 +365,18 @@ def rebuild(tokenizer=None, original_tokenizer=None, using="default", progress=N
 
 # --- reads the search needs from the original index -------------------------------------------
 
-def document_frequencies(tokens, using="default"):
-    """{token: how many items' originals hold it} for these tokens, from the index's own
-    vocabulary (one look-up each; a token it does not hold is left out). The tokens must be
-    in the index's form (`unicode61`: lowercase, accents removed)."""
-    tokens = sorted(set(tokens))
-    if not tokens:
+def held_by(table, expressions, at_most, using="default"):
+    """{expression: how many items match it in `table`} for FTS5 MATCH expressions, each
+    counted only up to `at_most + 1`: one statement; a common word costs what `at_most` rows
+    of its posting list cost, never its whole list."""
+    expressions = list(dict.fromkeys(expressions))
+    if not expressions:
         return {}
-    marks = ", ".join("%s" for _ in tokens)
+    counts = ", ".join(f"(SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH %s LIMIT %s))"
+                       for _ in expressions)
     with connections[using].cursor() as cursor:
-        cursor.execute(f"SELECT term, doc FROM {ORIGINAL_VOCAB} WHERE term IN ({marks})", tokens)
-        return dict(cursor.fetchall())
+        cursor.execute(f"SELECT {counts}", [value for expr in expressions for value in (expr, at_most + 1)])
+        return dict(zip(expressions, cursor.fetchone()))
 
 
 def indexed_items(using="default"):
@@ -330,7 +402,7 @@ def _varint(data):
 
 def optimize(using="default"):
     """Merge each index's b-trees into one (FTS5 `optimize`). Idempotent; safe while reading."""
-    for table in (FTS_TABLE, ORIGINAL_TABLE):
+    for table in (index.table for index in INDEXES):
         with transaction.atomic(using=using), connections[using].cursor() as cursor:
             cursor.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
 
@@ -360,6 +432,7 @@ class IndexReport:
 class CheckReport:
     items: int = 0
     record: IndexReport = None
+    words: IndexReport = None
     original: IndexReport = None
     problems: list = field(default_factory=list)    # one line each
 
@@ -393,7 +466,8 @@ class CheckReport:
             "ok": self.ok, "items": self.items, "indexed": self.indexed, "tokenizer": self.tokenizer,
             "configured_tokenizer": self.record.configured_tokenizer, "missing": self.missing,
             "extra": self.extra, "different": self.different,
-            "original_index": self.original.as_dict(), "problems": self.problems,
+            "original_index": self.original.as_dict(), "record_word_index": self.words.as_dict(),
+            "problems": self.problems,
         }
 
 
@@ -403,7 +477,7 @@ def _shown(ids, limit=20):
 
 
 def check(using="default"):
-    """Compare the items with both indexes (count and content — the original-text index by
+    """Compare the items with each index (count and content — the contentless ones by
     digest), run FTS5's integrity check on each and compare each index's tokenizer with the
     configured one. Never changes anything."""
     from library.models import Item
@@ -412,13 +486,13 @@ def check(using="default"):
     for index in INDEXES:
         part = IndexReport(index.table, index.label, tokenizer=_recorded(index, using),
                            configured_tokenizer=index.tokenizer())
-        setattr(report, "record" if index is RECORD_INDEX else "original", part)
+        setattr(report, index.name, part)
         with connections[using].cursor() as cursor:
             if not _table_exists(cursor, index.table):
                 report.problems.append(f"the {index.label} ({index.table}) is missing: run `jezero reindex`")
                 continue
-            if index is ORIGINAL_INDEX and not _table_exists(cursor, ORIGINAL_VOCAB):
-                report.problems.append(f"the original-text index's vocabulary ({ORIGINAL_VOCAB}) is missing: "
+            if index.vocab and not _table_exists(cursor, index.vocab):
+                report.problems.append(f"the {index.label}'s vocabulary ({index.vocab}) is missing: "
                                        "run `jezero reindex`")
             cursor.execute(f"SELECT count(*) FROM {index.table}")
             part.rows = cursor.fetchone()[0]
@@ -428,6 +502,11 @@ def check(using="default"):
                             items.only("pk", *COLUMNS).iterator(chunk_size=2_000))
                 cursor.execute(f"SELECT rowid, {', '.join(COLUMNS)} FROM {FTS_TABLE} ORDER BY rowid")
                 actual = ((row[0], tuple(row[1:])) for row in iter(cursor.fetchone, None))
+            elif index is WORDS_INDEX:
+                expected = ((item.pk, record_digest(item)) for item in
+                            items.only("pk", *COLUMNS).iterator(chunk_size=2_000))
+                cursor.execute(f"SELECT rowid, digest FROM {WORDS_TABLE} ORDER BY rowid")
+                actual = iter(cursor.fetchone, None)
             else:
                 expected = ((pk, digest(original)) for pk, original in
                             items.values_list("pk", "original").iterator(chunk_size=500))
@@ -448,9 +527,8 @@ def check(using="default"):
         if part.different:
             report.problems.append(f"items whose {index.label} text differs: {_shown(part.different)}")
         if part.tokenizer != part.configured_tokenizer:
-            setting = "storage.tokenizer" if index is RECORD_INDEX else "storage.original_tokenizer"
             report.problems.append(
-                f"the {index.label} was built with tokenizer {part.tokenizer!r} but {setting} is "
+                f"the {index.label} was built with tokenizer {part.tokenizer!r} but {index.setting} is "
                 f"{part.configured_tokenizer!r}: run `jezero reindex`"
             )
     return report

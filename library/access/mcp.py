@@ -204,6 +204,8 @@ def search_text(out):
     if not out.results:
         return "No results." + (f" {out.hint}" if out.hint else " Try other distinctive words, a fragment or a synonym.")
     lines = [f"{len(out.results)} result{'s' if len(out.results) != 1 else ''}, best first:"]
+    if out.hint:   # every word was common: listed by date
+        lines.insert(0, out.hint)
     for row in out.results:
         lines.append(f"{_row_line(row)} — matched in {', '.join(row.matched_in)}")
         lines.append(f"    {_short(row.summary)}")

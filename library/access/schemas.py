@@ -30,7 +30,7 @@ class SearchOut(Schema):
     original_match: str | None
     records_only: bool
     results: list[SearchRow]
-    hint: str | None = None   # why there are no results, when the query had nothing to look up
+    hint: str | None = None   # why there are no results, or that common words were listed by date
 
 
 class Atom(Schema):

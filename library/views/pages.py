@@ -35,12 +35,13 @@ def search(request):
     filters, page = _filters(request), _page(request)
     offset = (page - 1) * PAGE_SIZE
     records_only = request.GET.get("records_only") == "1"
-    hits, match, original_match, error = [], None, None, None
+    hits, match, original_match, error, hint = [], None, None, None, None
     try:
         if query:
             result = lib.search(query, allowed_sources=EVERYTHING, limit=PAGE_SIZE, offset=offset,
                                 records_only=records_only, **filters)
             hits, match, original_match = result.hits, result.match, result.original_match
+            hint = result.hint if result.newest else None
         else:
             hits = lib.timeline(allowed_sources=EVERYTHING, limit=PAGE_SIZE, offset=offset, **filters)
     except BadInput as exc:
@@ -49,7 +50,7 @@ def search(request):
     more = len(hits) == PAGE_SIZE and (not query or offset + PAGE_SIZE < pool)
     return render(request, "library/search.html", {
         "query": query, "filters": filters, "hits": hits, "match": match, "original_match": original_match,
-        "records_only": records_only, "error": error,
+        "records_only": records_only, "error": error, "newest_hint": hint,
         "page": page, "more": more, "sources": lib.library_sources(),
         "project_names": [p["project"] for p in lib.projects(allowed_sources=EVERYTHING)],
         "short_query": bool(query) and match is None and original_match is None and not error,

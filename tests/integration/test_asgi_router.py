@@ -88,3 +88,32 @@ def test_a_token_is_read_the_same_way_by_the_api_its_document_and_mcp(form, monk
     else:
         assert {answer.json()["detail"] for answer in answers.values()} == {"missing or invalid token"}
         assert {answer.headers["www-authenticate"] for answer in answers.values()} == {"Bearer"}
+
+
+def test_api_requests_reuse_one_database_connection():
+    """Each request's synchronous code runs on the process's one sync thread, which keeps its
+    SQLite connection (issue 15): 20 searches open at most one connection, not one each."""
+    from django.db.backends.signals import connection_created
+
+    from jezero_site.asgi import application
+
+    secret = clients.create("reader", sources="*", scopes="read")[1]
+    opened = []
+
+    def record(sender, connection, **kwargs):
+        opened.append(connection.alias)
+
+    async def go():
+        transport = httpx.ASGITransport(app=application)
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
+            headers = {"Authorization": f"Bearer {secret}"}
+            return await asyncio.gather(*(client.get("/api/v1/search", params={"q": f"stripe {n}"}, headers=headers)
+                                          for n in range(20)))
+
+    connection_created.connect(record)
+    try:
+        answers = asyncio.run(go())
+    finally:
+        connection_created.disconnect(record)
+    assert [answer.status_code for answer in answers] == [200] * 20
+    assert len(opened) <= 1

@@ -243,3 +243,75 @@ def test_redact_stored_takes_a_secret_out_of_what_can_be_found(jezero_config):
     assert search("zanzibar", allowed_sources=ALL_SOURCES).hits == []
     assert said("zanzibar") == [] and said("REDACTED") == [item.pk]
     assert store.check().ok
+
+
+def test_redact_stored_takes_a_secret_out_of_the_record_word_index(jezero_config):
+    from library.ingest import maintenance
+    from library.search import ALL_SOURCES, search
+
+    item = make_item(title="Vault passphrase zanzibar-4412 set", original="user: rotate it")
+    assert [h.id for h in search("zanzibar", allowed_sources=ALL_SOURCES).hits] == [item.pk]
+    jezero_config("redaction", extra_patterns=[{"kind": "passphrase", "pattern": r"zanzibar-\d+"}])
+    assert maintenance.redact_stored().changed == 1
+    assert search("zanzibar", allowed_sources=ALL_SOURCES).hits == []
+    assert recorded("zanzibar") == []
+    assert store.check().ok
+
+
+def recorded(word):
+    """Item ids whose record holds `word`, straight from the record word index."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT rowid FROM items_words WHERE items_words MATCH %s ORDER BY rowid", [f'"{word}"'])
+        return [row[0] for row in cursor.fetchall()]
+
+
+def test_the_record_word_index_follows_every_write():
+    item = make_item(title="Albatross build failed", questions=["why did the albatross build fail?"])
+    assert recorded("albatross") == [item.pk]
+    item.title = "Bittern build failed"
+    item.questions = []
+    item.save()
+    assert (recorded("albatross"), recorded("bittern")) == ([], [item.pk])
+    Item.objects.filter(pk=item.pk).update(summary="The cassowary step broke.")
+    assert recorded("cassowary") == [item.pk]
+    item.refresh_from_db()
+    item.atoms = [{"kind": "fix", "text": "pin dunlin to 2.1"}]
+    Item.objects.bulk_update([item], ["atoms"])
+    assert recorded("dunlin") == [item.pk]
+    created = Item.objects.bulk_create([Item(key="b:1", source="b", title="Egret", summary="s", occurred_at=NOW,
+                                             project="heron-site")])
+    assert recorded("egret") == recorded("heron") == [created[0].pk]   # the project column too
+    Item.objects.filter(pk=item.pk).delete()
+    assert recorded("dunlin") == []
+    assert store.check().ok
+
+
+def test_check_reports_drift_in_the_record_word_index_and_reindex_repairs_it():
+    a, b = make_item(title="Godwit"), make_item(title="Knot")
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM items_words WHERE rowid = %s", [a.pk])
+        cursor.execute("UPDATE items SET title = 'Changed behind the index' WHERE id = %s", [b.pk])
+        cursor.execute("UPDATE items_fts SET title = 'Changed behind the index' WHERE rowid = %s", [b.pk])
+    report = store.check()
+    assert (report.words.missing, report.words.different) == ([a.pk], [b.pk])
+    assert report.record.different == []
+    assert any("items without a row in the record word index" in p for p in report.problems)
+    assert any("items whose record word index text differs" in p for p in report.problems)
+    assert store.rebuild(only="words") == 2
+    assert store.check().ok
+    assert recorded("changed") == [b.pk] and recorded("godwit") == [a.pk]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_builds_the_record_word_index_for_an_existing_library(capsys):
+    from django.core.management import call_command
+
+    items = [make_item(title=f"Whimbrel report {n}") for n in range(3)]
+    call_command("migrate", "library", "0010", verbosity=0)  # a library from before the index
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM sqlite_master WHERE name LIKE 'items_words%'")
+        assert cursor.fetchone()[0] == 0
+    call_command("migrate", "library", verbosity=0)
+    assert "record word index: 3/3 items" in capsys.readouterr().out
+    assert recorded("whimbrel") == [i.pk for i in items]
+    assert store.check().ok

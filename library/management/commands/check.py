@@ -6,7 +6,7 @@ from library.cli import Verb
 
 
 class Command(Verb):
-    help = ("Verify the library: Django's system checks, items and both full-text indexes agree (count and content), "
+    help = ("Verify the library: Django's system checks, items and the three full-text indexes agree (count and content), "
             "FTS5 integrity-check, and each index's tokenizer. Exits 1 on any difference.")
     system_checks = "none"  # run below, reported together with the index check
 
@@ -20,8 +20,8 @@ class Command(Verb):
             self.emit_json({**report.as_dict(), "ok": not problems, "problems": problems})
         else:
             self.stdout.write(f"items: {report.items}  index rows: {report.indexed}  tokenizer: {report.tokenizer!r}")
-            self.stdout.write(f"original-text index rows: {report.original.rows}  "
-                              f"tokenizer: {report.original.tokenizer!r}")
+            for part in (report.words, report.original):
+                self.stdout.write(f"{part.label} rows: {part.rows}  tokenizer: {part.tokenizer!r}")
             for problem in problems:
                 self.stdout.write(f"PROBLEM: {problem}")
             if not problems:

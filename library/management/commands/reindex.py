@@ -3,14 +3,16 @@ from library.cli import Progress, Verb
 
 
 class Command(Verb):
-    help = ("Rebuild the full-text indexes from the items — the record index with storage.tokenizer and the "
-            "original-text index with storage.original_tokenizer (e.g. after changing either).")
+    help = ("Rebuild the full-text indexes from the items — the record index with storage.tokenizer, the "
+            "record word index and the original-text index with storage.original_tokenizer (e.g. after "
+            "changing either).")
 
     def add_arguments(self, parser):
-        parser.add_argument("--only", choices=("record", "original"), help="rebuild one of the two indexes")
+        parser.add_argument("--only", choices=tuple(index.name for index in store.INDEXES),
+                            help="rebuild one of the indexes")
 
     def handle(self, *args, **opts):
-        previous = {"record": store.recorded_tokenizer(), "original": store.recorded_original_tokenizer()}
+        previous = store.recorded_tokenizers()
         bars = {}
 
         def progress(label, done, total):
@@ -21,7 +23,7 @@ class Command(Verb):
         finally:
             for bar in bars.values():
                 bar.__exit__(None, None, None)
-        tokenizers = {"record": store.configured_tokenizer(), "original": store.configured_original_tokenizer()}
+        tokenizers = store.configured_tokenizers()
         if opts["only"]:
             tokenizers = {opts["only"]: tokenizers[opts["only"]]}
         if opts["json"]:

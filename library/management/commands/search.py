@@ -24,6 +24,8 @@ class Command(Verb):
             self.stdout.write("no searchable words: use distinctive words (3 or more characters for --records-only), "
                               "or a \"quoted phrase\"")
         else:
+            if result.hint:
+                self.stdout.write(result.hint)
             for hit in result.hits:
                 self.stdout.write(hit_line(hit))
                 where = " + ".join(hit.matched_in)

@@ -34,6 +34,7 @@ import importlib.util
 import json
 import os
 import random
+import re
 import resource
 import shutil
 import signal
@@ -612,6 +613,12 @@ def bench(args):
         shutil.rmtree(data, ignore_errors=True)
     log(f"data folder {data} ({'reused' if marker else 'new'})")
     harness.jezero("init")  # idempotent: data folder, config, migrations, static files, admin user
+    config_path = data / "jezero.toml"
+    config_text = re.sub(r"(?m)^#? ?original_common_share = .*$", "", config_path.read_text(encoding="utf-8"))
+    if args.original_common_share is not None:   # the fused search's budget for the original-text list
+        config_text = config_text.replace("[search]\n", f"[search]\noriginal_common_share = {args.original_common_share}\n", 1)
+    config_path.write_text(config_text, encoding="utf-8")
+    result["original_common_share"] = args.original_common_share
     harness.setup_django()
     from django.db import connection
 
@@ -865,7 +872,9 @@ def render(r, info, command):
         f"mcp {v['mcp']}, django-ninja {v['django-ninja']}, asgiref {v['asgiref']}, client httpx2 {v['httpx2']}",
         f"- Command: `{command}`; code measured: commit {r.get('library_commit', '?')}",
         f"- Library: {r['size']:,} items made by bench/search.py's generator (same seed), after `store.optimize()`, "
-        f"{r['db_mb']:,.0f} MB on disk, in bench/work/serve-{r['size']}/ (default config: candidate pool 200, limit 10)",
+        f"{r['db_mb']:,.0f} MB on disk, in bench/work/serve-{r['size']}/ (default config: candidate pool 200, limit 10"
+        + (f"; `search.original_common_share = {r['original_common_share']}`" if r.get("original_common_share")
+           is not None else "") + ")",
         f"- Server: `{r['server_command']}` (gunicorn `--worker-class asgi`, keep-alive 2 s, access log to a file), "
         "loopback only, HOME an empty folder, `JEZERO_API_RATE_PER_MINUTE=0` (the per-client rate limit off: it "
         "would answer 429 to a load test). Client token: `jezero client add … --sources '*' --scopes read`.",
@@ -986,12 +995,15 @@ def main():
                         help="seconds the run may wait, in all, for other processes to go quiet before a phase "
                              "(default 180; 0 = never wait)")
     parser.add_argument("--rebuild", action="store_true", help="rebuild the data folder even if it is valid")
+    parser.add_argument("--original-common-share", type=float,
+                        help="set search.original_common_share in the library's jezero.toml (default: the default)")
     parser.add_argument("--output", help="report path (default bench/RESULTS-serve.md; --quick: /tmp/RESULTS-serve-quick.md)")
     parser.add_argument("--report-only", action="store_true", help="re-render from bench/work/serve-result-<size>.json")
     args = parser.parse_args()
     size = args.size or (10_000 if args.quick else 100_000)
     output = Path(args.output or ("/tmp/RESULTS-serve-quick.md" if args.quick else BENCH_DIR / "RESULTS-serve.md"))
-    raw = WORK_DIR / f"serve-result-{size}.json"
+    suffix = "" if args.original_common_share is None else f"-share{args.original_common_share:g}"
+    raw = WORK_DIR / f"serve-result-{size}{suffix}.json"
     if args.report_only:
         result = harness.read_json(raw)
     else:

@@ -1,26 +1,13 @@
 """Creates the original-text index (SPEC §7a, owned by library.store) and fills it from the
 items already stored, printing its progress: on a large library this takes a while."""
 
-import sys
-import time
-
 from django.db import migrations
+
+from library.migrations._indexes import rebuild_with_progress
 
 
 def create(apps, schema_editor):
-    from library import store
-
-    started = time.monotonic()
-    shown = {"at": 0.0}
-
-    def progress(label, done, total):
-        now = time.monotonic()
-        if total and (done == total or now - shown["at"] >= 2.0):
-            shown["at"] = now
-            sys.stdout.write(f"\n  {label}: {done:,}/{total:,} items ({now - started:.0f} s)")
-            sys.stdout.flush()
-
-    store.rebuild(using=schema_editor.connection.alias, only="original", progress=progress)
+    rebuild_with_progress(schema_editor, "original")
 
 
 def drop(apps, schema_editor):

@@ -216,17 +216,21 @@ def test_an_original_tokenizer_change_is_reported_until_reindexed(jezero_config)
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_migration_builds_the_original_index_for_an_existing_library(capsys):
+@pytest.mark.parametrize("before, table, label, find", [
+    ("0006", "items_original_fts", "original-text index", lambda: said("godwit")),
+    ("0010", "items_words", "record word index", lambda: recorded("godwit")),
+])
+def test_the_migration_builds_a_new_index_for_an_existing_library(capsys, before, table, label, find):
     from django.core.management import call_command
 
-    items = [make_item(original=f"user: the godwit report {n}") for n in range(3)]
-    call_command("migrate", "library", "0006", verbosity=0)  # a library from before the index
+    items = [make_item(title=f"Godwit report {n}", original=f"user: the godwit report {n}") for n in range(3)]
+    call_command("migrate", "library", before, verbosity=0)  # a library from before the index
     with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM sqlite_master WHERE name LIKE 'items_original_fts%'")
+        cursor.execute("SELECT count(*) FROM sqlite_master WHERE name LIKE %s", [f"{table}%"])
         assert cursor.fetchone()[0] == 0
     call_command("migrate", "library", verbosity=0)
-    assert "original-text index: 3/3 items" in capsys.readouterr().out
-    assert said("godwit") == [i.pk for i in items]
+    assert f"{label}: 3/3 items" in capsys.readouterr().out
+    assert find() == [i.pk for i in items]
     assert store.check().ok
 
 
@@ -300,18 +304,3 @@ def test_check_reports_drift_in_the_record_word_index_and_reindex_repairs_it():
     assert store.rebuild(only="words") == 2
     assert store.check().ok
     assert recorded("changed") == [b.pk] and recorded("godwit") == [a.pk]
-
-
-@pytest.mark.django_db(transaction=True)
-def test_the_migration_builds_the_record_word_index_for_an_existing_library(capsys):
-    from django.core.management import call_command
-
-    items = [make_item(title=f"Whimbrel report {n}") for n in range(3)]
-    call_command("migrate", "library", "0010", verbosity=0)  # a library from before the index
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM sqlite_master WHERE name LIKE 'items_words%'")
-        assert cursor.fetchone()[0] == 0
-    call_command("migrate", "library", verbosity=0)
-    assert "record word index: 3/3 items" in capsys.readouterr().out
-    assert recorded("whimbrel") == [i.pk for i in items]
-    assert store.check().ok

@@ -15,23 +15,55 @@ import jezero_site  # noqa: F401  (puts the bundled SQLite in place first)
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "jezero_site.settings")
 
+import threading  # noqa: E402
+from concurrent.futures import ThreadPoolExecutor  # noqa: E402
+
 import django  # noqa: E402
-from asgiref.sync import sync_to_async  # noqa: E402
+from asgiref.sync import ThreadSensitiveContext, sync_to_async  # noqa: E402
 from django.core.handlers.asgi import ASGIHandler  # noqa: E402
 
 
+class RequestThreads:
+    """Long-lived threads for the synchronous part of requests, one request at a time each.
+    Django's ASGI handler starts a thread per request, whose SQLite connection is opened for
+    that request and left to the garbage collector; a thread from here keeps its connection
+    from request to request (`CONN_MAX_AGE`). Up to `keep` idle threads are kept; more
+    concurrent requests get a thread of their own that ends with them."""
+
+    def __init__(self, keep=8):
+        self.keep = keep
+        self.idle = []
+        self.lock = threading.Lock()
+
+    def take(self):
+        with self.lock:
+            if self.idle:
+                return self.idle.pop()
+        return ThreadPoolExecutor(max_workers=1, thread_name_prefix="jezero-request")
+
+    def give(self, executor):
+        with self.lock:
+            if len(self.idle) < self.keep:
+                self.idle.append(executor)
+                return
+        executor.shutdown(wait=False)
+
+
 class DjangoApp(ASGIHandler):
-    """Django's ASGI handler without its per-request `ThreadSensitiveContext`: each request's
-    synchronous code (middleware, views, the ORM) runs on the process's one long-lived sync
-    thread instead of a thread started for that request, so the thread keeps its SQLite
-    connection from request to request (`CONN_MAX_AGE`) rather than opening one per request
-    and leaving it to the garbage collector (issue 15, bench/RESULTS-serve.md). Requests
-    still interleave at every await; their synchronous parts take turns on that thread."""
+    """Django's ASGI handler, each request's synchronous code (middleware, views, the ORM) on
+    a thread of `RequestThreads` instead of a new one (issue 15, bench/RESULTS-serve.md)."""
+
+    threads = RequestThreads()
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
-        await self.handle(scope, receive, send)
+        executor = self.threads.take()
+        try:
+            async with ThreadSensitiveContext(executor=executor):
+                await self.handle(scope, receive, send)
+        finally:
+            self.threads.give(executor)
 
 
 django.setup(set_prefix=False)

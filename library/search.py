@@ -163,6 +163,12 @@ class Lookup:
     newest: bool = False
     weights: str = ""
     filler: str | None = None   # the common terms left out: their newest items fill a short list
+    held: bool = True           # some item holds one of the terms
+
+    @property
+    def ranks(self):
+        """It ranks items by BM25 (not: nothing to look up, no item holds a term, newest)."""
+        return self.match is not None and self.held and not self.newest
 
 
 def _phrase(tokens, prefix=False):
@@ -176,8 +182,9 @@ def _kept(table, counted, size, share, weights=""):
     at most `scored_limit` items together (BM25 scores each of those rows; no limit for a
     share of 1), leaving out a term more than half the library holds (no weight). A term no
     item holds stays in the expression: it costs nothing. When even the rarest is past the
-    limit, every term is looked up and the newest items listed (`newest`). The terms left out
-    are the `filler`."""
+    limit, or held by more than half the library and COMMON_FLOOR items (BM25 would score
+    them all to rank by nothing), every term is looked up and the newest items listed
+    (`newest`). The terms left out are the `filler`."""
     counted = list(dict(counted).items())
     if not counted:
         return Lookup(table, None, weights=weights)
@@ -186,7 +193,9 @@ def _kept(table, counted, size, share, weights=""):
     held = sorted((pair for pair in counted if pair[1]), key=lambda pair: pair[1])   # stable: equals in order
     if budget is None:
         budget = float("inf")
-    elif held and held[0][1] > budget:
+    if not held:
+        return Lookup(table, " OR ".join(absent), weights=weights, held=False)
+    if held[0][1] > budget or held[0][1] > max(WEIGHTLESS_SHARE * size, COMMON_FLOOR):
         return Lookup(table, " OR ".join([expr for expr, _count in held] + absent), newest=True, weights=weights)
     kept, total = [], 0
     for expr, count in held:
@@ -431,8 +440,7 @@ def search(query, *, allowed_sources, project=None, source=None, since=None, lim
     size = store.indexed_items()
     record, original = record_lookup(query, size), original_lookup(query, size)
     hits = _fused(record, original, filters, limit=limit, offset=offset, now=now)
-    newest = all(lookup.newest for lookup in (record, original) if lookup.match is not None) and \
-        (record.match is not None or original.match is not None)
+    newest = (record.newest or original.newest) and not (record.ranks or original.ranks)
     return SearchResult(query=query, match=record.match, original_match=original.match, newest=newest,
                         hits=_explained(hits, query, match))
 
@@ -453,14 +461,15 @@ RECORD, ORIGINAL = "record", "original"
 
 def _candidates(lookup, filters):
     """[(id, relevance, occurred_at, decay)] of one index's best rows (a Lookup), best first:
-    by BM25; all of relevance 1.0, newest first, when the lookup is `newest`. When the terms
-    that rank fill less than the pool, the newest items holding a common term follow, of
-    relevance 0: a page is never shorter for the terms left out."""
+    by BM25; newest first and of relevance 0 when the lookup is `newest` (so that the other
+    list's ranking, if it has one, comes first). When the terms that rank fill less than the
+    pool, the newest items holding a common term follow, also of relevance 0: a page is never
+    shorter for the terms left out."""
     if lookup.match is None or filters.empty:
         return []
     table, weights = lookup.table, lookup.weights
     if lookup.newest:
-        return _listed(table, lookup.match, filters, "1.0", f"{table}.rowid DESC")
+        return _listed(table, lookup.match, filters, "0.0", f"{table}.rowid DESC")
     rows = _listed(table, lookup.match, filters, f"-bm25({table}{weights})", f"bm25({table}{weights})")
     room = _search_config()["candidate_pool"] - len(rows)
     if lookup.filler and room > 0:

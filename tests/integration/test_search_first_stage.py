@@ -151,3 +151,16 @@ def test_every_surface_says_when_common_words_were_listed_by_date(both_lists, cl
     text = library_mcp.search_text(answer)
     assert text.splitlines()[0].startswith("every word of this query is common")
     assert "best first" in text.splitlines()[1]
+
+
+def test_a_word_most_of_a_large_library_holds_is_not_scored_item_by_item(monkeypatch):
+    """Held by more than half of the items and by more than COMMON_FLOOR of them, a lone word
+    would make BM25 score half the library to rank by nothing: the newest items are listed."""
+    monkeypatch.setattr(lib, "COMMON_FLOOR", 10)
+    for n in range(30):
+        make_item(title=f"Note {n}", original=f"user: the heron count {n}", occurred_at=days_ago(n + 1))
+    lookup = lib.original_lookup("heron")
+    assert lookup.newest and lookup.match == '"heron"'
+    result = find("heron")
+    assert result.newest and "newest" in result.hint
+    assert [hit.occurred_at for hit in result.hits] == sorted((hit.occurred_at for hit in result.hits), reverse=True)

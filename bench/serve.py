@@ -55,7 +55,7 @@ from harness import BENCH_DIR, WORK_DIR
 MARKER = "serve-bench.json"
 CLIENTS = 10
 PER_CLIENT = 50
-NULL_QUERY = "a b"  # only words shorter than the trigram minimum: no MATCH, no SQL
+NULL_QUERY = "the of and"  # only common words: nothing to look up in either index, so no SQL runs
 TICK = os.sysconf("SC_CLK_TCK")
 perf = time.perf_counter_ns
 log = harness.logger("[serve]")
@@ -450,7 +450,7 @@ def run_phase(server, make_worker, token, queries, orders, warm):
 # --- the ASGI application in this process (no gunicorn, no socket) ---------------------------------
 
 class AsgiProbe:
-    """Time `jezero_site.asgi.application` called directly with a query of short words (no SQL):
+    """Time `jezero_site.asgi.application` called directly with a query of common words (no SQL):
     the app stack's own cost without gunicorn, HTTP parsing, sockets or a client library.
     Also counts, per request, the threads started and the sync↔async hand-offs (asgiref
     `sync_to_async`, anyio `to_thread.run_sync`), by wrappers in this process only.
@@ -846,14 +846,14 @@ LABELS = {
     "inproc_fresh": "in-process `search()`, fresh connection each call",
     "api_1": "API `GET /api/v1/search`, 1 client",
     "mcp_1": "MCP `search` tool, 1 session",
-    "inproc_null": "in-process `search()` of a query of short words (no SQL)",
+    "inproc_null": "in-process `search()` of a query of common words (no SQL)",
     "inproc_auth": "in-process `clients.authenticate(token)`",
     "inproc_connect": "in-process: open a connection + first statement",
-    "api_null_1": "API, query of short words (no SQL), 1 client",
-    "mcp_null_1": "MCP, query of short words (no SQL), 1 session",
+    "api_null_1": "API, query of common words (no SQL), 1 client",
+    "mcp_null_1": "MCP, query of common words (no SQL), 1 session",
     "health_1": "`GET /health`, 1 client",
-    "asgi_api_null": "API, query of short words, ASGI app called in-process (no gunicorn, no socket)",
-    "asgi_mcp_null": "MCP, query of short words, ASGI app called in-process",
+    "asgi_api_null": "API, query of common words, ASGI app called in-process (no gunicorn, no socket)",
+    "asgi_mcp_null": "MCP, query of common words, ASGI app called in-process",
     "asgi_health": "`/health`, ASGI app called in-process",
 }
 

@@ -138,7 +138,7 @@ build_match_query = terms.build_match_query
 # The original-text list leaves out only words more than half the library holds (BM25 gives
 # them no weight) unless `search.original_common_share` (a share below 1) asks for the same
 # budget there. bench/recall.py measured both at 100,000 items (`--large`): the budget costs
-# the record list about one point of recall@5 and the original-text list three to five, so
+# the record list about one point of recall@5 and the original-text list two to three, so
 # by default only the record list has it; bench/search.py measures what each costs in time.
 
 RECORD_SHARE = 0.05

@@ -166,14 +166,16 @@ def test_check_fails_on_a_damaged_index_and_reindex_repairs_it(library):
     assert json.loads(library("check", "--json").stdout)["ok"] is True
 
 
-def test_check_sees_a_damaged_original_index_and_reindex_repairs_it(library):
+@pytest.mark.parametrize("table, label, only", [("items_original_fts", "original-text index", "original"),
+                                               ("items_words", "record word index", "words")])
+def test_check_sees_a_damaged_word_index_and_reindex_repairs_it(library, table, label, only):
     db = sqlite3.connect(library.data / "jezero.sqlite3")
-    db.execute("DELETE FROM items_original_fts WHERE rowid = 3")
+    db.execute(f"DELETE FROM {table} WHERE rowid = 3")
     db.commit()
     db.close()
     proc = library("check", ok=False)
-    assert "items without a row in the original-text index: 3" in proc.stdout
-    assert "original index" in library("reindex", "--only", "original").stdout
+    assert f"items without a row in the {label}: 3" in proc.stdout
+    assert f"{only} index" in library("reindex", "--only", only).stdout
     assert library("check").returncode == 0
 
 

@@ -256,11 +256,6 @@ def _lookup(table, text, size, share, *, prefixes, weights=""):
     return _kept(table, counted, size, share, weights=weights)
 
 
-def build_original_query(text):
-    """The original-text index's MATCH expression for free text: `original_lookup`'s."""
-    return original_lookup(text).match
-
-
 # --- limits, scoring, filters ----------------------------------------------------------------
 
 def clamp_limit(limit, default):

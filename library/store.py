@@ -376,7 +376,7 @@ def held_by(table, expressions, at_most, using="default"):
                        for _ in expressions)
     with connections[using].cursor() as cursor:
         cursor.execute(f"SELECT {counts}", [value for expr in expressions for value in (expr, at_most + 1)])
-        return dict(zip(expressions, cursor.fetchone()))
+        return dict(zip(expressions, cursor.fetchone(), strict=True))
 
 
 def indexed_items(using="default"):

@@ -66,6 +66,16 @@ def people(django_user_model):
 
 
 @pytest.fixture
+def staff(people):
+    """A browser (Django's test client) logged in as the staff user."""
+    from django.test import Client
+
+    browser = Client()
+    browser.force_login(people["staff"])
+    return browser
+
+
+@pytest.fixture
 def server():
     """A fake model API on loopback (Anthropic and OpenAI shapes), for the real SDKs."""
     fake = ModelServer().start()

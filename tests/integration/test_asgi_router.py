@@ -3,8 +3,8 @@ check and the rate limit answer before a request reaches the MCP SDK; and a bear
 read by the same function there as on the JSON API and its document."""
 
 import asyncio
-import threading
 import json
+import threading
 
 import httpx2 as httpx
 import pytest

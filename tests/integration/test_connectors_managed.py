@@ -6,7 +6,6 @@ clients' upload sources that always have a connector; uploads no connector reads
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.test import Client as Browser
 
 from library.access import clients
 from library.errors import BadInput, InvalidConnector, NotFound
@@ -16,13 +15,6 @@ from tests.conftest import make_item
 from tests.integration.conftest import SESSIONS, configure, sessions_folder
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def staff(people):
-    browser = Browser()
-    browser.force_login(people["staff"])
-    return browser
 
 
 @pytest.fixture

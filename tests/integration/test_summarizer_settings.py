@@ -45,13 +45,6 @@ def isolated(settings, tmp_path, monkeypatch):
 
 
 @pytest.fixture
-def staff(people):
-    browser = Browser()
-    browser.force_login(people["staff"])
-    return browser
-
-
-@pytest.fixture
 def commit(django_capture_on_commit_callbacks):
     """POST and let the transaction commit, so a job's task runs (Huey's immediate mode),
     then follow the redirect."""

@@ -320,25 +320,31 @@ def candidate_lists(query, trigram=False):
 
 @contextlib.contextmanager
 def patched(**changes):
-    """library.search with these module constants (UPPER case) and `[search]` settings (lower
-    case) changed, for the time of the block."""
+    """library.search with these module constants (UPPER case; `module__NAME` for another
+    module of library, e.g. `wordlists__LIST_LENGTH`) and `[search]` settings (lower case)
+    changed, for the time of the block."""
+    import importlib
+
     from django.conf import settings
 
-    from library import search as lib
-
     conf = settings.JEZERO["search"]
-    saved = {name: getattr(lib, name) if name.isupper() else conf[name] for name in changes}
+
+    def where(name):
+        module, _, attr = name.rpartition("__")
+        return importlib.import_module(f"library.{module or 'search'}"), attr
+
+    saved = {name: getattr(*where(name)) if name[-1].isupper() else conf[name] for name in changes}
     for name, value in changes.items():
-        if name.isupper():
-            setattr(lib, name, value)
+        if name[-1].isupper():
+            setattr(*where(name), value)
         else:
             conf[name] = value
     try:
         yield
     finally:
         for name, value in saved.items():
-            if name.isupper():
-                setattr(lib, name, value)
+            if name[-1].isupper():
+                setattr(*where(name), value)
             else:
                 conf[name] = value
 
@@ -487,7 +493,9 @@ def child(args):
     if mode == "large":   # at this size the floor no longer keeps the budgets from acting
         del configs["fused, common terms left out of the record list at any size"]
         del configs["fused, common terms left out of both lists at any size"]
-        configs["fused, no term left out"] = ("search", {}, {"COMMON_FLOOR": 10 ** 9})
+        configs["fused, no term left out"] = ("search", {}, {"COMMON_FLOOR": 10 ** 9, "wordlists__LIST_FLOOR": 10 ** 9})
+        configs["fused, no common-word lists (before them)"] = ("search", {}, {"wordlists__LIST_FLOOR": 10 ** 9})
+        configs["fused, lists read to 500 items"] = ("search", {}, {"wordlists__LIST_LENGTH": 500})
         configs["fused, original_common_share 0.05"] = ("search", {}, {"original_common_share": 0.05})
     ranks, timing = evaluate(qs, by_source, configs)
     info["fusion_differs"] = check_same_fusion(qs)

@@ -19,7 +19,7 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
-from library import records, snippets, store, terms
+from library import records, snippets, store, terms, wordlists
 from library.errors import BadInput, NotFound
 from library.timeutil import from_db, iso, parse_when
 
@@ -135,11 +135,14 @@ build_match_query = terms.build_match_query
 # them number at most RECORD_SHARE of the library together; when even the rarest term is
 # past that, the list holds the newest items with any term (`newest`), and when the rare
 # terms fill less than the pool, the newest items holding a term left out follow (`filler`).
-# The original-text list leaves out only words more than half the library holds (BM25 gives
-# them no weight) unless `search.original_common_share` (a share below 1) asks for the same
-# budget there. bench/recall.py measured both at 100,000 items (`--large`): the budget costs
-# the record list about one point of recall@5 and the original-text list two to three, so
-# by default only the record list has it; bench/search.py measures what each costs in time.
+# The original-text list reads a word that more than `wordlists.LIST_FLOOR` items hold from
+# that word's impact-ordered list: its LIST_LENGTH best items with their part of BM25, kept
+# beside the index (`library.wordlists`), so a common word costs one bounded index range
+# instead of a BM25 evaluation per item holding it; FTS5 scores the rarer words; a word more
+# than half the library holds is left out (BM25 gives it no weight). `search.
+# original_common_share` (a share below 1) adds the record list's budget for the words FTS5
+# still scores. bench/recall.py measured these at 100,000 items (`--large`), bench/search.py
+# what each costs in time.
 
 RECORD_SHARE = 0.05
 COMMON_FLOOR = 1_000    # a term fewer items hold is never left out: scoring it is cheap,
@@ -164,11 +167,23 @@ class Lookup:
     weights: str = ""
     filler: str | None = None   # the common terms left out: their newest items fill a short list
     held: bool = True           # some item holds one of the terms
+    listed: tuple = ()          # ((word id, idf), ...): common words read from their lists
+    listed_terms: tuple = ()    # those words' expressions
+
+    @property
+    def scores(self):
+        """FTS5 scores its `match` by BM25."""
+        return self.match is not None and self.held and not self.newest
 
     @property
     def ranks(self):
         """It ranks items by BM25 (not: nothing to look up, no item holds a term, newest)."""
-        return self.match is not None and self.held and not self.newest
+        return self.scores or bool(self.listed)
+
+    @property
+    def shown(self):
+        """Every term it looks up, as one expression (None: nothing)."""
+        return " OR ".join(part for part in (self.match, *self.listed_terms) if part) or None
 
 
 def _phrase(tokens, prefix=False):
@@ -229,11 +244,45 @@ def record_lookup(text, size=None):
 
 
 def original_lookup(text, size=None):
-    """The original-text index's Lookup for free text."""
-    return _lookup(store.ORIGINAL_TABLE, text, size, original_share(), prefixes=False)
+    """The original-text index's Lookup for free text. A term all of whose words more than
+    `wordlists.LIST_FLOOR` items hold is common: its words are read from their lists (each
+    word's best items, weighed by its idf), leaving out those that more than half the
+    library holds; a term whose words all are that common only fills (`filler`). A phrase
+    of common words is read as its words: FTS5 would seek through their whole posting lists
+    to find it. FTS5 scores the other terms (`_lookup`), and a common term whose words have
+    no list yet (until the next `store.optimize`)."""
+    size = store.indexed_items() if size is None else size
+    words = [(word, terms.index_tokens(word)) for word in terms.original_terms(text)]
+    common = wordlists.common_words([token for _word, tokens in words for token in tokens])
+    rows = wordlists.index_rows() if common else 0
+    rest, listed, listed_terms, left_out = [], {}, [], []
+    for word, tokens in words:
+        known = [common.get(token) for token in tokens]
+        if not tokens or any(info is None or info[1] <= wordlists.LIST_FLOOR for info in known):
+            rest.append(word)
+            continue
+        weighing = [info for info in known if info[1] <= WEIGHTLESS_SHARE * rows]
+        if not weighing:
+            left_out.append(terms.quote_terms([word]))
+        elif all(info[2] for info in weighing):
+            listed.update((info[0], wordlists.idf(rows, info[1])) for info in weighing)
+            listed_terms.append(terms.quote_terms([word]))
+        else:
+            rest.append(word)
+    lookup = _lookup(store.ORIGINAL_TABLE, rest, size, original_share(), prefixes=False, split=True)
+    if not listed and not left_out:
+        return lookup
+    if not listed and lookup.match is None:   # only words most items hold: list the newest
+        return Lookup(lookup.table, " OR ".join(left_out), newest=True)
+    filler = [part for part in (lookup.filler, *left_out) if part]
+    if lookup.newest:   # the rest past the budget: they fill, the listed words rank
+        filler.insert(0, lookup.match)
+        lookup = replace(lookup, match=None, newest=False)
+    return replace(lookup, filler=" OR ".join(filler) or None, listed=tuple(listed.items()),
+                   listed_terms=tuple(listed_terms))
 
 
-def _lookup(table, text, size, share, *, prefixes, weights=""):
+def _lookup(table, text, size, share, *, prefixes, weights="", split=False):
     """The Lookup of one word index for `terms.original_terms(text)` (common words of
     questions dropped, CJK as bigrams). A term of one token is that word or, with `prefixes`
     and MIN_PREFIX letters or more, every word it begins (`deploy` finds `deployment`,
@@ -241,7 +290,7 @@ def _lookup(table, text, size, share, *, prefixes, weights=""):
     tokens is a phrase, counted as held by as many items as its rarest word (an upper bound:
     counting a phrase costs its words' whole posting lists)."""
     size = store.indexed_items() if size is None else size
-    wanted = [(word, terms.index_tokens(word)) for word in terms.original_terms(text)]
+    wanted = [(word, terms.index_tokens(word)) for word in (text if split else terms.original_terms(text))]
 
     def expression(word, tokens):
         if prefixes and len(tokens) == 1 and len(tokens[0]) >= MIN_PREFIX:
@@ -436,7 +485,7 @@ def search(query, *, allowed_sources, project=None, source=None, since=None, lim
     record, original = record_lookup(query, size), original_lookup(query, size)
     hits = _fused(record, original, filters, limit=limit, offset=offset, now=now)
     newest = (record.newest or original.newest) and not (record.ranks or original.ranks)
-    return SearchResult(query=query, match=record.match, original_match=original.match, newest=newest,
+    return SearchResult(query=query, match=record.match, original_match=original.shown, newest=newest,
                         hits=_explained(hits, query, match))
 
 
@@ -460,12 +509,15 @@ def _candidates(lookup, filters):
     list's ranking, if it has one, comes first). When the terms that rank fill less than the
     pool, the newest items holding a common term follow, also of relevance 0: a page is never
     shorter for the terms left out."""
-    if lookup.match is None or filters.empty:
+    if (lookup.match is None and not lookup.listed) or filters.empty:
         return []
     table, weights = lookup.table, lookup.weights
     if lookup.newest:
         return _listed(table, lookup.match, filters, "0.0", f"{table}.rowid DESC")
-    rows = _listed(table, lookup.match, filters, f"-bm25({table}{weights})", f"bm25({table}{weights})")
+    if lookup.listed:
+        rows = _with_lists(lookup, filters)
+    else:
+        rows = _listed(table, lookup.match, filters, f"-bm25({table}{weights})", f"bm25({table}{weights})")
     room = _search_config()["candidate_pool"] - len(rows)
     if lookup.filler and room > 0:
         held = {row[0] for row in rows}
@@ -492,6 +544,44 @@ def _listed(table, match, filters, relevance, order, limit=None):
     )
     params = [match, *filters.params, limit or config["candidate_pool"], filters.now,
               config["recency_half_life_days"]]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def _with_lists(lookup, filters):
+    """`_listed` for a Lookup with listed words: the best rows of FTS5's BM25 over the rarer
+    words (`match`, filtered) and each listed word's best items with their part of BM25
+    (`idf × impact`), summed per item, in one statement. An item outside a word's list gets
+    nothing for that word: at most its list's floor, below every item listed."""
+    config = _search_config()
+    table, pool = lookup.table, config["candidate_pool"]
+    parts, params = [], []
+    if lookup.scores:
+        join = where = ""
+        if filters.sql:
+            join = f"CROSS JOIN items AS i INDEXED BY items_filter ON i.id = {table}.rowid"
+            where = f"AND {filters.sql}"
+        parts.append(f"SELECT * FROM (SELECT {table}.rowid AS id, -bm25({table}) AS s FROM {table} {join}"
+                     f" WHERE {table} MATCH %s {where} ORDER BY bm25({table}) LIMIT %s)")
+        params += [lookup.match, *filters.params, pool]
+    for word, weight in lookup.listed:
+        parts.append(f"SELECT * FROM (SELECT item_id AS id, impact * %s AS s FROM {wordlists.LISTS_TABLE}"
+                     f" WHERE word = %s ORDER BY impact DESC LIMIT %s)")
+        params += [weight / wordlists.IMPACT_SCALE, word, wordlists.LIST_LENGTH]
+    union = " UNION ALL ".join(parts)
+    decay = "pow(0.5, max(julianday(%s) - julianday(i.occurred_at), 0.0) / %s)"
+    if filters.sql:
+        sql = (f"SELECT c.id, c.relevance, CAST(i.occurred_at AS TEXT), {decay}"
+               f" FROM (SELECT id, sum(s) AS relevance FROM ({union}) GROUP BY id) AS c"
+               f" JOIN items AS i INDEXED BY items_filter ON i.id = c.id WHERE {filters.sql}"
+               f" ORDER BY c.relevance DESC LIMIT %s")
+        params = [filters.now, config["recency_half_life_days"], *params, *filters.params, pool]
+    else:
+        sql = (f"SELECT c.id, c.relevance, CAST(i.occurred_at AS TEXT), {decay}"
+               f" FROM (SELECT id, sum(s) AS relevance FROM ({union}) GROUP BY id ORDER BY relevance DESC LIMIT %s) AS c"
+               f" JOIN items AS i INDEXED BY items_filter ON i.id = c.id ORDER BY c.relevance DESC")
+        params = [filters.now, config["recency_half_life_days"], *params, pool]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
@@ -537,16 +627,16 @@ def fuse(record_rows, original_rows, *, record_weight, original_weight, recency_
 def _fused(record, original, filters, *, limit, offset, now):
     """The page of fused hits of two Lookups; each hit's `matched_in` names the indexes that
     found it (held it among their best `candidate_pool` rows)."""
-    if filters.empty or (record.match is None and original.match is None):
+    if filters.empty or (record.shown is None and original.shown is None):
         return []
     config = _search_config()
     filters = replace(filters, now=connection.ops.adapt_datetimefield_value(now or timezone.now()))
     if not config["original_weight"]:
-        original = replace(original, match=None)
+        original = replace(original, match=None, listed=(), listed_terms=())
     if not config["record_weight"]:
         record = replace(record, match=None)
     pending = None
-    if record.match is not None and original.match is not None and not connection.in_atomic_block:
+    if record.shown is not None and original.shown is not None and not connection.in_atomic_block:
         # Two independent index look-ups: the original's runs on a second connection while
         # this thread runs the record's (SQLite releases the GIL), so a search takes about as
         # long as the slower of the two. Inside a transaction both stay on this connection,

@@ -38,6 +38,8 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.db import DatabaseError, connections, transaction
 
+from library import wordlists
+
 logger = logging.getLogger(__name__)
 
 FTS_TABLE = "items_fts"
@@ -235,8 +237,12 @@ def sync_items(items, using="default"):
             held = dict(cursor.fetchall())
             stale = [item for item in batch if held.get(item.pk) != digest(item.original)]
             if stale:
-                _delete_rows(cursor, ORIGINAL_TABLE, [item.pk for item in stale if item.pk in held])
-                cursor.executemany(_ORIGINAL_INSERT, [_original_row(item.pk, item.original) for item in stale])
+                replaced = [item.pk for item in stale if item.pk in held]
+                _delete_rows(cursor, ORIGINAL_TABLE, replaced)
+                wordlists.forget(cursor, replaced)
+                rows = [_original_row(item.pk, item.original) for item in stale]
+                cursor.executemany(_ORIGINAL_INSERT, rows)
+                wordlists.add(cursor, [(row[0], row[1]) for row in rows])
 
 
 def sync_ids(ids, using="default"):
@@ -255,6 +261,7 @@ def forget(ids, using="default"):
             chunk = list(ids[start:start + _BATCH])
             for index in INDEXES:
                 _delete_rows(cursor, index.table, chunk)
+            wordlists.forget(cursor, chunk)
 
 
 def create_index(tokenizer=None, using="default"):
@@ -303,6 +310,8 @@ def ensure_index(using="default"):
             if cursor.fetchone()[0]:
                 cursor.execute(f"DELETE FROM {index.table}")
                 changed = True
+        if wordlists.exists(cursor):
+            wordlists.clear(cursor)
     return changed
 
 
@@ -360,6 +369,10 @@ def rebuild(tokenizer=None, original_tokenizer=None, using="default", progress=N
             step = (lambda d, t, label=index.label: progress(label, d, t)) if progress else None
             done = _fill(cursor, index, using, step)
             logger.info("fts rebuilt table=%s rows=%d tokenizer=%r", index.table, done, tokenizers[index])
+            if index is ORIGINAL_INDEX:
+                wordlists.create(cursor)
+                wordlists.clear(cursor)
+                wordlists.refresh(using, (lambda d, t: progress(wordlists.LABEL, d, t)) if progress else None)
     return done
 
 
@@ -386,25 +399,29 @@ def indexed_items(using="default"):
     with connections[using].cursor() as cursor:
         cursor.execute(f"SELECT block FROM {FTS_TABLE}_data WHERE id = 1")
         row = cursor.fetchone()
-    return _varint(row[0]) if row and row[0] else 0
+    return varint(row[0])[0] if row and row[0] else 0
 
 
-def _varint(data):
-    """The first SQLite varint of `data` (big-endian groups of 7 bits; a ninth byte of 8)."""
+def varint(data, offset=0):
+    """(value, next offset) of the SQLite varint at `offset` in `data` (big-endian groups of
+    7 bits; a ninth byte of 8)."""
     value = 0
-    for position in range(8):
+    for position in range(offset, offset + 8):
         byte = data[position]
         value = (value << 7) | (byte & 0x7F)
         if not byte & 0x80:
-            return value
-    return (value << 8) | data[8]
+            return value, position + 1
+    return (value << 8) | data[offset + 8], offset + 9
 
 
 def optimize(using="default"):
-    """Merge each index's b-trees into one (FTS5 `optimize`). Idempotent; safe while reading."""
+    """Merge each index's b-trees into one (FTS5 `optimize`), then bring the common-word
+    lists in step (`wordlists.refresh`; returns what it returns). Idempotent; safe while
+    reading."""
     for table in (index.table for index in INDEXES):
         with transaction.atomic(using=using), connections[using].cursor() as cursor:
             cursor.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+    return wordlists.refresh(using)
 
 
 # --- verification ------------------------------------------------------------------------
@@ -531,6 +548,10 @@ def check(using="default"):
                 f"the {index.label} was built with tokenizer {part.tokenizer!r} but {index.setting} is "
                 f"{part.configured_tokenizer!r}: run `jezero reindex`"
             )
+    with connections[using].cursor() as cursor:
+        stray = wordlists.stray_items(cursor)
+    if stray:
+        report.problems.append(f"{wordlists.LABEL} name items that do not exist: {_shown(stray)}; run `jezero reindex`")
     return report
 
 

@@ -42,6 +42,8 @@ _CJK_RUN_RE = re.compile(f"[{store.CJK_CHARS}]+")
 
 def fold(text):
     """Lowercase, accents stripped."""
+    if (text or "").isascii():
+        return (text or "").lower()
     decomposed = unicodedata.normalize("NFKD", text or "")
     return "".join(c for c in decomposed if not unicodedata.combining(c)).lower()
 

@@ -179,6 +179,14 @@ def test_check_sees_a_damaged_word_index_and_reindex_repairs_it(library, table, 
     assert library("check").returncode == 0
 
 
+def test_optimize_merges_the_indexes_and_says_how_many_common_words_have_lists(library):
+    # Three items: no word is held by more than wordlists.LIST_FLOOR of them, so none has a list.
+    assert json.loads(library("optimize", "--json").stdout) | {"seconds": 0} == {
+        "optimized": True, "seconds": 0, "listed_words": 0, "lists_built": 0}
+    assert "0 common word(s) have a list (0 built now)" in library("optimize").stdout
+    assert library("check").returncode == 0
+
+
 def test_search_says_where_it_matched_and_records_only_keeps_to_the_records(library):
     """d3's record never says "the menu"; what was said does."""
     out = json.loads(library("search", "menu", "--json").stdout)

@@ -495,7 +495,9 @@ def child(args):
         del configs["fused, common terms left out of both lists at any size"]
         configs["fused, no term left out"] = ("search", {}, {"COMMON_FLOOR": 10 ** 9, "wordlists__LIST_FLOOR": 10 ** 9})
         configs["fused, no common-word lists (before them)"] = ("search", {}, {"wordlists__LIST_FLOOR": 10 ** 9})
-        configs["fused, lists read to 500 items"] = ("search", {}, {"wordlists__LIST_LENGTH": 500})
+        configs["fused, lists read to 1,000 items"] = ("search", {}, {"wordlists__LIST_READ": 1_000})
+        configs["fused, lists read to 250 items"] = ("search", {}, {"wordlists__LIST_READ": 250})
+        configs["fused, a phrase of common words looked up as a phrase"] = ("search", {}, {"PHRASES_AS_WORDS": False})
         configs["fused, original_common_share 0.05"] = ("search", {}, {"original_common_share": 0.05})
     ranks, timing = evaluate(qs, by_source, configs)
     info["fusion_differs"] = check_same_fusion(qs)

@@ -78,9 +78,9 @@ SECTIONS: dict[str, tuple[Key, ...]] = {
         Key("original_weight", "float", 2.0, "fused search: weight of the original-text index's relevance (chosen "
             "on bench/recall.py)", minimum=0, maximum=10),
         Key("original_common_share", "float", 1.0, "fused search in a library of 20,000+ items: the original-text "
-            "list ranks by its rarest words while the items holding them number at most this share of the library "
-            "(1.0: no such limit; 0.05 measured at 100,000 items: 4x faster, recall@5 2-3 points lower)",
-            minimum=0.01, maximum=1.0),
+            "list scores the words that have no common-word list (rare ones, and common ones until the next "
+            "`jezero optimize`) while the items holding them number at most this share of the library (1.0: no "
+            "such limit)", minimum=0.01, maximum=1.0),
     ),
     "projects": (
         Key("paths", "table[str]", {}, "path prefix → project slug; the longest prefix wins"),

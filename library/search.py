@@ -147,7 +147,11 @@ build_match_query = terms.build_match_query
 RECORD_SHARE = 0.05
 COMMON_FLOOR = 1_000    # a term fewer items hold is never left out: scoring it is cheap,
 WEIGHTLESS_SHARE = 0.5  # unless more than half the items hold it: then BM25 gives it no weight
-MIN_PREFIX = 3          # a record word of 3 letters or more is looked up as a prefix
+# A phrase of common words is read from its words' lists: FTS5 would seek through their whole
+# posting lists to find it (a query of "uses the" took 126 ms at 100,000 items). bench/recall.py
+# measured what looking it up as a phrase would give back: about one point of recall@1.
+PHRASES_AS_WORDS = True
+MIN_PREFIX = wordlists.MIN_PREFIX   # a record word of 3 letters or more is looked up as a prefix
 
 
 def original_share():
@@ -169,6 +173,7 @@ class Lookup:
     held: bool = True           # some item holds one of the terms
     listed: tuple = ()          # ((word id, idf), ...): common words read from their lists
     listed_terms: tuple = ()    # those words' expressions
+    lists_table: str = ""       # where their lists are (library.wordlists)
 
     @property
     def scores(self):
@@ -240,46 +245,60 @@ def counted_limit(size, share):
 def record_lookup(text, size=None):
     """The record word index's Lookup for free text."""
     weights = ", " + ", ".join(f"{w:.1f}" for w in store.BM25_WEIGHTS)
-    return _lookup(store.WORDS_TABLE, text, size, RECORD_SHARE, prefixes=True, weights=weights)
+    return _common_read(wordlists.RECORD, text, size, RECORD_SHARE, weights=weights)
 
 
 def original_lookup(text, size=None):
-    """The original-text index's Lookup for free text. A term all of whose words more than
-    `wordlists.LIST_FLOOR` items hold is common: its words are read from their lists (each
-    word's best items, weighed by its idf), leaving out those that more than half the
-    library holds; a term whose words all are that common only fills (`filler`). A phrase
-    of common words is read as its words: FTS5 would seek through their whole posting lists
-    to find it. FTS5 scores the other terms (`_lookup`), and a common term whose words have
-    no list yet (until the next `store.optimize`)."""
+    """The original-text index's Lookup for free text."""
+    return _common_read(wordlists.ORIGINAL, text, size, original_share())
+
+
+def _common_read(lists, text, size, share, weights=""):
+    """The Lookup of one word index for free text, its common words read from their lists.
+
+    A term all of whose words more than `wordlists.LIST_FLOOR` items hold is common: its
+    words are read from their lists (each word's best items, weighed by its idf), leaving
+    out those that more than half the library holds; a term whose words all are that common
+    only fills (`filler`). In what was said, a phrase of common words is read as its words:
+    FTS5 would seek through their whole posting lists to find it. In the record, a word of
+    MIN_PREFIX letters or more is a prefix and its list is the prefix's; a phrase or a
+    shorter word is scored by FTS5. FTS5 scores the other terms (`_lookup`, with the
+    budget of `share`), and a common term whose words have no list yet (until the next
+    `store.optimize`)."""
     size = store.indexed_items() if size is None else size
     words = [(word, terms.index_tokens(word)) for word in terms.original_terms(text)]
-    common = wordlists.common_words([token for _word, tokens in words for token in tokens])
-    rows = wordlists.index_rows() if common else 0
+    if lists.prefix:   # the record: only words looked up as prefixes have lists
+        eligible = {word for word, tokens in words if len(tokens) == 1 and len(tokens[0]) >= MIN_PREFIX}
+    else:
+        eligible = {word for word, tokens in words if tokens and (PHRASES_AS_WORDS or len(tokens) == 1)}
+    common = wordlists.common_words(lists, [token for word, tokens in words if word in eligible for token in tokens])
+    rows = wordlists.index_rows(lists) if common else 0
     rest, listed, listed_terms, left_out = [], {}, [], []
     for word, tokens in words:
         known = [common.get(token) for token in tokens]
-        if not tokens or any(info is None or info[1] <= wordlists.LIST_FLOOR for info in known):
+        if word not in eligible or any(info is None or info[1] <= wordlists.LIST_FLOOR for info in known):
             rest.append(word)
             continue
+        expression = _phrase(tokens, prefix=True) if lists.prefix else terms.quote_terms([word])
         weighing = [info for info in known if info[1] <= WEIGHTLESS_SHARE * rows]
         if not weighing:
-            left_out.append(terms.quote_terms([word]))
+            left_out.append(expression)
         elif all(info[2] for info in weighing):
             listed.update((info[0], wordlists.idf(rows, info[1])) for info in weighing)
-            listed_terms.append(terms.quote_terms([word]))
+            listed_terms.append(expression)
         else:
             rest.append(word)
-    lookup = _lookup(store.ORIGINAL_TABLE, rest, size, original_share(), prefixes=False, split=True)
+    lookup = _lookup(lists.index, rest, size, share, prefixes=lists.prefix, weights=weights, split=True)
     if not listed and not left_out:
         return lookup
     if not listed and lookup.match is None:   # only words most items hold: list the newest
-        return Lookup(lookup.table, " OR ".join(left_out), newest=True)
+        return Lookup(lookup.table, " OR ".join(left_out), newest=True, weights=weights)
     filler = [part for part in (lookup.filler, *left_out) if part]
     if lookup.newest:   # the rest past the budget: they fill, the listed words rank
         filler.insert(0, lookup.match)
         lookup = replace(lookup, match=None, newest=False)
     return replace(lookup, filler=" OR ".join(filler) or None, listed=tuple(listed.items()),
-                   listed_terms=tuple(listed_terms))
+                   listed_terms=tuple(listed_terms), lists_table=lists.table)
 
 
 def _lookup(table, text, size, share, *, prefixes, weights="", split=False):
@@ -485,7 +504,7 @@ def search(query, *, allowed_sources, project=None, source=None, since=None, lim
     record, original = record_lookup(query, size), original_lookup(query, size)
     hits = _fused(record, original, filters, limit=limit, offset=offset, now=now)
     newest = (record.newest or original.newest) and not (record.ranks or original.ranks)
-    return SearchResult(query=query, match=record.match, original_match=original.shown, newest=newest,
+    return SearchResult(query=query, match=record.shown, original_match=original.shown, newest=newest,
                         hits=_explained(hits, query, match))
 
 
@@ -555,20 +574,20 @@ def _with_lists(lookup, filters):
     (`idf × impact`), summed per item, in one statement. An item outside a word's list gets
     nothing for that word: at most its list's floor, below every item listed."""
     config = _search_config()
-    table, pool = lookup.table, config["candidate_pool"]
+    table, weights, pool = lookup.table, lookup.weights, config["candidate_pool"]
     parts, params = [], []
     if lookup.scores:
         join = where = ""
         if filters.sql:
             join = f"CROSS JOIN items AS i INDEXED BY items_filter ON i.id = {table}.rowid"
             where = f"AND {filters.sql}"
-        parts.append(f"SELECT * FROM (SELECT {table}.rowid AS id, -bm25({table}) AS s FROM {table} {join}"
-                     f" WHERE {table} MATCH %s {where} ORDER BY bm25({table}) LIMIT %s)")
+        parts.append(f"SELECT * FROM (SELECT {table}.rowid AS id, -bm25({table}{weights}) AS s FROM {table} {join}"
+                     f" WHERE {table} MATCH %s {where} ORDER BY bm25({table}{weights}) LIMIT %s)")
         params += [lookup.match, *filters.params, pool]
     for word, weight in lookup.listed:
-        parts.append(f"SELECT * FROM (SELECT item_id AS id, impact * %s AS s FROM {wordlists.LISTS_TABLE}"
+        parts.append(f"SELECT * FROM (SELECT item_id AS id, impact * %s AS s FROM {lookup.lists_table}"
                      f" WHERE word = %s ORDER BY impact DESC LIMIT %s)")
-        params += [weight / wordlists.IMPACT_SCALE, word, wordlists.LIST_LENGTH]
+        params += [weight / wordlists.IMPACT_SCALE, word, wordlists.LIST_READ]
     union = " UNION ALL ".join(parts)
     decay = "pow(0.5, max(julianday(%s) - julianday(i.occurred_at), 0.0) / %s)"
     if filters.sql:
@@ -634,7 +653,7 @@ def _fused(record, original, filters, *, limit, offset, now):
     if not config["original_weight"]:
         original = replace(original, match=None, listed=(), listed_terms=())
     if not config["record_weight"]:
-        record = replace(record, match=None)
+        record = replace(record, match=None, listed=(), listed_terms=())
     pending = None
     if record.shown is not None and original.shown is not None and not connection.in_atomic_block:
         # Two independent index look-ups: the original's runs on a second connection while

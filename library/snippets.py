@@ -10,6 +10,7 @@ functions: no database.
 """
 
 import re
+from functools import lru_cache
 
 from library import store
 
@@ -34,6 +35,7 @@ def _stem(word):
     return word
 
 
+@lru_cache(maxsize=4096)
 def _term(term):
     """(anchor, pattern) for one query term in lowercased text: the anchor is what `str.find`
     looks for (the first word's stem); the pattern checks the whole term from there — its

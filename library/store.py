@@ -48,6 +48,7 @@ BM25_WEIGHTS = (2.0, 1.0, 1.5, 1.5, 0.5)
 ORIGINAL_TABLE = "items_original_fts"
 ORIGINAL_VOCAB = "items_original_vocab"   # fts5vocab 'row' over it: each term's document count
 WORDS_TABLE = "items_words"
+WORDS_VOCAB = "items_words_vocab"
 _BATCH = 500
 
 # Han ideographs (with extensions and compatibility forms), kana, Hangul and CJK punctuation:
@@ -117,7 +118,7 @@ class _Index:
 
 RECORD_INDEX = _Index(FTS_TABLE, configured_tokenizer, "record index", "record", "storage.tokenizer")
 WORDS_INDEX = _Index(WORDS_TABLE, configured_original_tokenizer, "record word index", "words",
-                     "storage.original_tokenizer")
+                     "storage.original_tokenizer", WORDS_VOCAB)
 ORIGINAL_INDEX = _Index(ORIGINAL_TABLE, configured_original_tokenizer, "original-text index", "original",
                         "storage.original_tokenizer", ORIGINAL_VOCAB)
 INDEXES = (RECORD_INDEX, WORDS_INDEX, ORIGINAL_INDEX)
@@ -171,7 +172,7 @@ def drop_words_index(using="default"):
         _drop(cursor, WORDS_INDEX)
 
 
-def _table_exists(cursor, name):
+def table_exists(cursor, name):
     cursor.execute("SELECT 1 FROM sqlite_master WHERE name = %s", [name])
     return cursor.fetchone() is not None
 
@@ -229,20 +230,29 @@ def sync_items(items, using="default"):
             ids = [item.pk for item in batch]
             _delete_rows(cursor, FTS_TABLE, ids)
             cursor.executemany(_RECORD_INSERT, [(item.pk, *fts_row(item)) for item in batch])
-            _delete_rows(cursor, WORDS_TABLE, ids)
-            cursor.executemany(_WORDS_INSERT, [_words_row(item) for item in batch])
-
             marks = ", ".join("%s" for _ in ids)
+            # The word indexes are rewritten only where the text they hold changed (by digest):
+            # retagging does not re-tokenise an original, re-summarising does not touch it.
+            cursor.execute(f"SELECT rowid, digest FROM {WORDS_TABLE} WHERE rowid IN ({marks})", ids)
+            held = dict(cursor.fetchall())
+            stale = [row for row in map(_words_row, batch) if held.get(row[0]) != row[-1]]
+            if stale:
+                replaced = [row[0] for row in stale if row[0] in held]
+                _delete_rows(cursor, WORDS_TABLE, replaced)
+                wordlists.forget(cursor, wordlists.RECORD, replaced)
+                cursor.executemany(_WORDS_INSERT, stale)
+                wordlists.add(cursor, wordlists.RECORD, [(row[0], row[1:-1]) for row in stale])
+
             cursor.execute(f"SELECT rowid, digest FROM {ORIGINAL_TABLE} WHERE rowid IN ({marks})", ids)
             held = dict(cursor.fetchall())
             stale = [item for item in batch if held.get(item.pk) != digest(item.original)]
             if stale:
                 replaced = [item.pk for item in stale if item.pk in held]
                 _delete_rows(cursor, ORIGINAL_TABLE, replaced)
-                wordlists.forget(cursor, replaced)
+                wordlists.forget(cursor, wordlists.ORIGINAL, replaced)
                 rows = [_original_row(item.pk, item.original) for item in stale]
                 cursor.executemany(_ORIGINAL_INSERT, rows)
-                wordlists.add(cursor, [(row[0], row[1]) for row in rows])
+                wordlists.add(cursor, wordlists.ORIGINAL, [(row[0], (row[1],)) for row in rows])
 
 
 def sync_ids(ids, using="default"):
@@ -261,7 +271,8 @@ def forget(ids, using="default"):
             chunk = list(ids[start:start + _BATCH])
             for index in INDEXES:
                 _delete_rows(cursor, index.table, chunk)
-            wordlists.forget(cursor, chunk)
+            for lists in wordlists.ALL:
+                wordlists.forget(cursor, lists, chunk)
 
 
 def create_index(tokenizer=None, using="default"):
@@ -293,16 +304,16 @@ def ensure_index(using="default"):
     """
     changed = False
     with transaction.atomic(using=using), connections[using].cursor() as cursor:
-        if not _table_exists(cursor, "items"):
+        if not table_exists(cursor, "items"):
             return False
-        if not _table_exists(cursor, FTS_TABLE):
+        if not table_exists(cursor, FTS_TABLE):
             create_index(using=using)
             changed = True
         cursor.execute("SELECT EXISTS (SELECT 1 FROM items)")
         if cursor.fetchone()[0]:
             return changed
         for index in (ORIGINAL_INDEX, WORDS_INDEX):
-            if not _table_exists(cursor, index.table):
+            if not table_exists(cursor, index.table):
                 _create(cursor, index, index.tokenizer())
                 changed = True
         for index in INDEXES:
@@ -310,8 +321,9 @@ def ensure_index(using="default"):
             if cursor.fetchone()[0]:
                 cursor.execute(f"DELETE FROM {index.table}")
                 changed = True
-        if wordlists.exists(cursor):
-            wordlists.clear(cursor)
+        for lists in wordlists.ALL:
+            if wordlists.exists(cursor, lists):
+                wordlists.clear(cursor, lists)
     return changed
 
 
@@ -369,10 +381,12 @@ def rebuild(tokenizer=None, original_tokenizer=None, using="default", progress=N
             step = (lambda d, t, label=index.label: progress(label, d, t)) if progress else None
             done = _fill(cursor, index, using, step)
             logger.info("fts rebuilt table=%s rows=%d tokenizer=%r", index.table, done, tokenizers[index])
-            if index is ORIGINAL_INDEX:
-                wordlists.create(cursor)
-                wordlists.clear(cursor)
-                wordlists.refresh(using, (lambda d, t: progress(wordlists.LABEL, d, t)) if progress else None)
+            lists = wordlists.RECORD if index is WORDS_INDEX else wordlists.ORIGINAL if index is ORIGINAL_INDEX else None
+            if lists:
+                wordlists.create(cursor, lists)
+                wordlists.clear(cursor, lists)
+                wordlists.refresh(lists, using, (lambda d, t, label=lists.label: progress(label, d, t))
+                                  if progress else None)
     return done
 
 
@@ -421,7 +435,7 @@ def optimize(using="default"):
     for table in (index.table for index in INDEXES):
         with transaction.atomic(using=using), connections[using].cursor() as cursor:
             cursor.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
-    return wordlists.refresh(using)
+    return wordlists.refresh_all(using)
 
 
 # --- verification ------------------------------------------------------------------------
@@ -505,10 +519,10 @@ def check(using="default"):
                            configured_tokenizer=index.tokenizer())
         setattr(report, index.name, part)
         with connections[using].cursor() as cursor:
-            if not _table_exists(cursor, index.table):
+            if not table_exists(cursor, index.table):
                 report.problems.append(f"the {index.label} ({index.table}) is missing: run `jezero reindex`")
                 continue
-            if index.vocab and not _table_exists(cursor, index.vocab):
+            if index.vocab and not table_exists(cursor, index.vocab):
                 report.problems.append(f"the {index.label}'s vocabulary ({index.vocab}) is missing: "
                                        "run `jezero reindex`")
             cursor.execute(f"SELECT count(*) FROM {index.table}")
@@ -548,10 +562,12 @@ def check(using="default"):
                 f"the {index.label} was built with tokenizer {part.tokenizer!r} but {index.setting} is "
                 f"{part.configured_tokenizer!r}: run `jezero reindex`"
             )
-    with connections[using].cursor() as cursor:
-        stray = wordlists.stray_items(cursor)
-    if stray:
-        report.problems.append(f"{wordlists.LABEL} name items that do not exist: {_shown(stray)}; run `jezero reindex`")
+    for lists in wordlists.ALL:
+        with connections[using].cursor() as cursor:
+            stray = wordlists.stray_items(cursor, lists)
+        if stray:
+            report.problems.append(f"the {lists.label} name items that do not exist: {_shown(stray)}; "
+                                   "run `jezero reindex`")
     return report
 
 

@@ -1,72 +1,121 @@
-"""Impact-ordered lists of the original-text index's common words (issue 15), kept beside it.
+"""Impact-ordered lists of the common words of two word indexes (issue 15), kept beside them.
 
-FTS5 ranks by scoring every row a term matches: a word that 20,000 originals hold costs
-20,000 BM25 evaluations (about 0.8 µs each) whatever the page asks for. So for each word more
-than LIST_FLOOR items hold (and at most half of them: BM25 gives a word that common no
-weight), this module keeps the LIST_LENGTH items where the word weighs most — the term's part
-of BM25 without its idf, `tf·(k1+1) / (tf + k1·(1 − b + b·|D|/avgdl))` — in an
-index-ordered side table. The fused search reads a common word's best items from it (a
-bounded read, however many items hold the word) and scores only the rarer words through FTS5
-(`library.search`). The lists are a cache of what the index says: a missing list means the
-word is scored through FTS5 as before, never a wrong answer.
+FTS5 ranks by scoring every row a term matches: a word that 20,000 items hold costs 20,000
+BM25 evaluations (about 0.8 µs each) whatever the page asks for. So for each word more than
+LIST_FLOOR items hold (and at most half of them: BM25 gives a word that common no weight),
+this module keeps the LIST_LENGTH items where the word weighs most — the word's part of
+BM25 without its idf, `f·(k1+1) / (f + k1·(1 − b + b·|D|/avgdl))`, f the column-weighted
+count of the word in the item — in an index-ordered side table. The fused search reads a
+common word's best items from it (a bounded read, however many items hold the word) and
+scores only the rarer words through FTS5 (`library.search`). The lists are a cache of what
+the index says: a missing list means the word is scored through FTS5 as before.
 
-Two tables, owned here and written only through `library.store` (which keeps the indexes):
+Two sets of lists, ORIGINAL and RECORD:
 
-- `items_original_common` — one row per common word: `id`, `term` (as the index holds it),
-  `held` (how many items hold it), and for a listed word `avgdl` (the average original
-  length its impacts were computed with) and `floor` (every item holding the word with a
-  higher impact is in its list). A word held by more than half the library has no list
-  (`avgdl` NULL); its row says how common it is without counting its postings.
-- `items_original_lists` — `(word, impact, item_id)`, the impact quantised to 1/IMPACT_SCALE
+- ORIGINAL, of the original-text index: a word's list is the items holding that word.
+- RECORD, of the record word index, with its column weights (`store.BM25_WEIGHTS`): the
+  search looks a record word of three letters or more up as a prefix (`deploy` finds
+  `deployment`), so a word's list is the items holding a word it begins — FTS5's own
+  `"deploy"*`.
+
+Each set has two tables, owned here and written only through `library.store` (which keeps
+the indexes):
+
+- `<index>_common` — one row per common word: `id`, `term` (as the index holds it), `held`
+  (how many items hold it), and for a listed word `avgdl` (the average length its impacts
+  were computed with) and `floor` (every item holding the word with a higher impact is in
+  its list). A word held by more than half the library has no list (`avgdl` NULL); its row
+  says how common it is without counting its postings.
+- `<index>_lists` — `(word, impact, item_id)`, the impact quantised to 1/IMPACT_SCALE
   (primary key: a word's best items are one index range, read backwards), with an index on
-  `item_id` so that a deleted item leaves every list at once.
+  `item_id` so that a changed or deleted item leaves every list at once.
 
 `refresh` (from `store.optimize`, daily, and `store.rebuild`) finds the common words through
-the index's vocabulary, builds missing lists from FTS5's own BM25 (exact), trims long ones
-and drops words that are no longer common. Between refreshes, `add` puts new originals in the
-lists they qualify for (tokenised here as `unicode61` does: `terms.index_tokens`) and counts
-them in `held`; `forget` takes items out. A word that becomes common between refreshes is
-scored through FTS5 until the next one. The lists exist only for the `unicode61` tokenizer
-(a stemming or custom tokenizer would need its own tokenisation here): with another, the
-tables stay empty and the search scores every word through FTS5.
+the index's vocabulary (fts5vocab), builds missing lists from FTS5's own BM25 (exact), trims
+long ones and drops words that are no longer common. Between refreshes, `add` puts new or
+changed items in the lists they qualify for (tokenised here as `unicode61` does:
+`terms.index_tokens`) and counts them in `held`; `forget` takes items out. (`held` is not
+counted down when an item changes or goes: its old text is gone; the next refresh recounts.)
+A word that becomes common between refreshes is scored through FTS5 until the next one. The
+lists exist only for the `unicode61` tokenizer (a stemming or custom tokenizer would need
+its own tokenisation here): with another, the tables stay empty and every word is scored
+through FTS5.
 """
 
 import logging
 import math
 from collections import Counter
+from dataclasses import dataclass
 
-from django.db import connections
+from django.db import connections, transaction
 
 logger = logging.getLogger(__name__)
 
-COMMON_TABLE = "items_original_common"
-LISTS_TABLE = "items_original_lists"
 LIST_FLOOR = 1_000      # a word more items hold than this is read through its list
-LIST_LENGTH = 1_000     # the items kept per word: five candidate pools
+LIST_LENGTH = 1_000     # the items kept per word: room to lose some between refreshes
+LIST_READ = 500         # the items a search reads per word (bench/recall.py: the same recall as 1,000)
 WEIGHTLESS_SHARE = 0.5  # a word more than this share of the library holds has no list (no weight)
-IMPACT_SCALE = 10_000   # impacts (0 to k1+1) kept as integers: two bytes a row
+IMPACT_SCALE = 10_000   # impacts (0 to k1+1, times a column weight) kept as integers
 K1, B = 1.2, 0.75       # FTS5's bm25() constants
-LABEL = "common-word lists"
+MIN_PREFIX = 3          # a record word of this many letters or more is a prefix (library.search)
 BUILD_BATCH = 50        # lists built per transaction
+LABEL = "common-word lists"
 
 
-def create(cursor):
-    """Create the two tables (idempotent)."""
-    cursor.execute(f"CREATE TABLE IF NOT EXISTS {COMMON_TABLE} (id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE, "
+@dataclass(frozen=True)
+class Lists:
+    """The lists of one word index."""
+
+    name: str        # "original" or "record"
+    index: str       # the FTS5 table
+    vocab: str       # its fts5vocab 'row' table
+    columns: int     # indexed columns
+    prefix: bool     # a word's list holds the items with a word it begins
+
+    @property
+    def common(self):
+        return f"{self.index}_common"
+
+    @property
+    def table(self):
+        return f"{self.index}_lists"
+
+    @property
+    def label(self):
+        return f"{LABEL} ({self.name})"
+
+    def weights(self):
+        from library import store
+
+        return store.BM25_WEIGHTS if self.columns > 1 else (1.0,)
+
+    def expression(self, term):
+        """The FTS5 expression whose BM25 a list holds."""
+        return '"' + term.replace('"', '""') + '"' + ("*" if self.prefix else "")
+
+
+ORIGINAL = Lists("original", "items_original_fts", "items_original_vocab", 1, prefix=False)
+RECORD = Lists("record", "items_words", "items_words_vocab", 5, prefix=True)
+ALL = (ORIGINAL, RECORD)
+
+
+def create(cursor, lists):
+    """Create the two tables of a set of lists (idempotent)."""
+    cursor.execute(f"CREATE TABLE IF NOT EXISTS {lists.common} (id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE, "
                    f"held INTEGER NOT NULL, avgdl REAL, floor INTEGER)")
-    cursor.execute(f"CREATE TABLE IF NOT EXISTS {LISTS_TABLE} (word INTEGER NOT NULL, impact INTEGER NOT NULL, "
+    cursor.execute(f"CREATE TABLE IF NOT EXISTS {lists.table} (word INTEGER NOT NULL, impact INTEGER NOT NULL, "
                    f"item_id INTEGER NOT NULL, PRIMARY KEY (word, impact, item_id)) WITHOUT ROWID")
-    cursor.execute(f"CREATE INDEX IF NOT EXISTS {LISTS_TABLE}_item ON {LISTS_TABLE}(item_id)")
+    cursor.execute(f"CREATE INDEX IF NOT EXISTS {lists.table}_item ON {lists.table}(item_id)")
 
 
-def drop(cursor):
-    cursor.execute(f"DROP TABLE IF EXISTS {LISTS_TABLE}")
-    cursor.execute(f"DROP TABLE IF EXISTS {COMMON_TABLE}")
+def drop(cursor, lists):
+    cursor.execute(f"DROP TABLE IF EXISTS {lists.table}")
+    cursor.execute(f"DROP TABLE IF EXISTS {lists.common}")
 
 
-def clear(cursor):
-    cursor.execute(f"DELETE FROM {LISTS_TABLE}")
-    cursor.execute(f"DELETE FROM {COMMON_TABLE}")
+def clear(cursor, lists):
+    cursor.execute(f"DELETE FROM {lists.table}")
+    cursor.execute(f"DELETE FROM {lists.common}")
 
 
 def supported(tokenizer):
@@ -76,14 +125,15 @@ def supported(tokenizer):
         word in ("remove_diacritics", "0", "1", "2") for word in words[1:])
 
 
-def exists(cursor):
-    cursor.execute("SELECT 1 FROM sqlite_master WHERE name = %s", [COMMON_TABLE])
+def exists(cursor, lists):
+    cursor.execute("SELECT 1 FROM sqlite_master WHERE name = %s", [lists.common])
     return cursor.fetchone() is not None
 
 
-def impact(tf, length, avgdl):
-    """A word's part of BM25 in one original, without its idf (FTS5's formula), quantised."""
-    part = tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / avgdl))
+def impact(weighted, length, avgdl):
+    """A word's part of BM25 in one item, without its idf (FTS5's formula), quantised:
+    `weighted` is its column-weighted count, `length` the item's tokens in all columns."""
+    part = weighted * (K1 + 1) / (weighted + K1 * (1 - B + B * length / avgdl))
     return round(part * IMPACT_SCALE)
 
 
@@ -93,164 +143,186 @@ def idf(rows, held):
     return value if value > 0 else 1e-6
 
 
-def averages(cursor):
-    """(rows, tokens) of the original-text index as FTS5 counts them for BM25: its averages
-    record (rowid 1 of `_data`): the row count, then the token count of its one column."""
+def averages(cursor, lists):
+    """(rows, tokens) of an index as FTS5 counts them for BM25: its averages record (rowid 1
+    of `_data`): the row count, then the token count of each column (summed)."""
     from library import store
 
-    cursor.execute(f"SELECT block FROM {store.ORIGINAL_TABLE}_data WHERE id = 1")
+    cursor.execute(f"SELECT block FROM {lists.index}_data WHERE id = 1")
     row = cursor.fetchone()
     if not row or not row[0]:
         return 0, 0
     rows, offset = store.varint(row[0], 0)
-    tokens, _ = store.varint(row[0], offset)
+    tokens = 0
+    for _column in range(lists.columns):
+        count, offset = store.varint(row[0], offset)
+        tokens += count
     return rows, tokens
 
 
 # --- writes (from library.store, inside the items' transaction) ------------------------------------
 
-def _words(cursor):
-    cursor.execute(f"SELECT term, id, avgdl, floor FROM {COMMON_TABLE}")
-    return {term: (word, avgdl, floor) for term, word, avgdl, floor in cursor.fetchall()}
-
-
-def add(cursor, rows):
-    """Count new originals [(item id, indexed text)] in the common words they hold and put
-    them in the lists they qualify for. Nothing to do (and no tokenising) before any word is
-    common."""
+def _counts(lists, columns, words):
+    """({common term: column-weighted count}, tokens in all columns) of one item's indexed
+    text (a tuple of column texts)."""
     from library import terms
 
-    if not rows or not exists(cursor):
+    counts, length = Counter(), 0
+    for text, weight in zip(columns, lists.weights(), strict=True):
+        tokens = terms.index_tokens(text)
+        length += len(tokens)
+        if lists.prefix:
+            for token, tf in Counter(tokens).items():
+                for end in range(MIN_PREFIX, len(token) + 1):
+                    if token[:end] in words:
+                        counts[token[:end]] += weight * tf
+        else:
+            for token, tf in Counter(tokens).items():
+                if token in words:
+                    counts[token] += weight * tf
+    return counts, length
+
+
+def add(cursor, lists, rows):
+    """Count new or changed items [(item id, (column texts…))] in the common words they hold
+    and put them in the lists they qualify for. Nothing to do (and no tokenising) before any
+    word is common."""
+    if not rows or not exists(cursor, lists):
         return
-    words = _words(cursor)
+    cursor.execute(f"SELECT term, id, avgdl, floor FROM {lists.common}")
+    words = {term: (word, avgdl, floor) for term, word, avgdl, floor in cursor.fetchall()}
     if not words:
         return
     held, listed = Counter(), []
-    for item_id, text in rows:
-        tokens = terms.index_tokens(text)
-        length = len(tokens)
-        for term, tf in Counter(tokens).items():
-            known = words.get(term)
-            if known is None:
-                continue
-            word, avgdl, floor = known
+    for item_id, columns in rows:
+        counts, length = _counts(lists, columns, words)
+        for term, weighted in counts.items():
+            word, avgdl, floor = words[term]
             held[word] += 1
             if avgdl is not None:
-                value = impact(tf, length, avgdl)
+                value = impact(weighted, length, avgdl)
                 if value > floor:
                     listed.append((word, value, item_id))
     if listed:
-        cursor.executemany(f"INSERT OR REPLACE INTO {LISTS_TABLE}(word, impact, item_id) VALUES (%s, %s, %s)", listed)
+        cursor.executemany(f"INSERT OR REPLACE INTO {lists.table}(word, impact, item_id) VALUES (%s, %s, %s)", listed)
     if held:
-        cursor.executemany(f"UPDATE {COMMON_TABLE} SET held = held + %s WHERE id = %s",
+        cursor.executemany(f"UPDATE {lists.common} SET held = held + %s WHERE id = %s",
                            [(count, word) for word, count in held.items()])
 
 
-def forget(cursor, ids):
-    """Take these items out of every list. (`held` is not counted down: the text is gone;
-    the next `refresh` recounts.)"""
-    if ids and exists(cursor):
+def forget(cursor, lists, ids):
+    """Take these items out of every list of the set."""
+    if ids and exists(cursor, lists):
         marks = ", ".join("%s" for _ in ids)
-        cursor.execute(f"DELETE FROM {LISTS_TABLE} WHERE item_id IN ({marks})", list(ids))
+        cursor.execute(f"DELETE FROM {lists.table} WHERE item_id IN ({marks})", list(ids))
 
 
-def stray_items(cursor):
+def stray_items(cursor, lists):
     """Ids the lists hold that no item has (for `store.check`)."""
-    if not exists(cursor):
+    if not exists(cursor, lists):
         return []
-    cursor.execute(f"SELECT DISTINCT item_id FROM {LISTS_TABLE} WHERE item_id NOT IN (SELECT id FROM items) "
+    cursor.execute(f"SELECT DISTINCT item_id FROM {lists.table} WHERE item_id NOT IN (SELECT id FROM items) "
                    f"ORDER BY item_id")
     return [row[0] for row in cursor.fetchall()]
 
 
 # --- refresh (from store.optimize and store.rebuild) --------------------------------------------------
 
-def _build(cursor, word, term, rows, tokens):
+def _build(cursor, lists, word, term, rows, tokens):
     """Fill one word's list from FTS5's BM25 (a query of that word alone: -idf × impact)."""
-    from library import store
-
-    table = store.ORIGINAL_TABLE
-    phrase = '"' + term.replace('"', '""') + '"'
-    cursor.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH %s", [phrase])
+    expression = lists.expression(term)
+    weights = "".join(f", {w:.1f}" for w in lists.weights()) if lists.columns > 1 else ""
+    cursor.execute(f"SELECT count(*) FROM {lists.index} WHERE {lists.index} MATCH %s", [expression])
     held = cursor.fetchone()[0]
     weight = idf(rows, held)
-    cursor.execute(f"SELECT rowid, bm25({table}) FROM {table} WHERE {table} MATCH %s ORDER BY rank LIMIT %s",
-                   [phrase, LIST_LENGTH])
+    cursor.execute(f"SELECT rowid, bm25({lists.index}{weights}) AS score FROM {lists.index} "
+                   f"WHERE {lists.index} MATCH %s ORDER BY score LIMIT %s", [expression, LIST_LENGTH])
     best = [(word, round(-score / weight * IMPACT_SCALE), item_id) for item_id, score in cursor.fetchall()]
-    cursor.execute(f"DELETE FROM {LISTS_TABLE} WHERE word = %s", [word])
-    cursor.executemany(f"INSERT OR REPLACE INTO {LISTS_TABLE}(word, impact, item_id) VALUES (%s, %s, %s)", best)
+    cursor.execute(f"DELETE FROM {lists.table} WHERE word = %s", [word])
+    cursor.executemany(f"INSERT OR REPLACE INTO {lists.table}(word, impact, item_id) VALUES (%s, %s, %s)", best)
     floor = best[-1][1] if held > len(best) and best else -1
-    cursor.execute(f"UPDATE {COMMON_TABLE} SET held = %s, avgdl = %s, floor = %s WHERE id = %s",
+    cursor.execute(f"UPDATE {lists.common} SET held = %s, avgdl = %s, floor = %s WHERE id = %s",
                    [held, tokens / rows, floor, word])
 
 
-def refresh(using="default", progress=None):
-    """Bring the lists in step with the original-text index: list every word held by more
-    than LIST_FLOOR items and at most half of them, drop the others, rebuild a list grown
-    past twice LIST_LENGTH, recount `held`. The lists are built BUILD_BATCH words to a
+def refresh(lists, using="default", progress=None):
+    """Bring one set of lists in step with its index: list every word held by more than
+    LIST_FLOOR items and at most half of them, drop the others, rebuild a list grown past
+    twice LIST_LENGTH, recount `held`. The lists are built BUILD_BATCH words to a
     transaction, so writers wait for one batch, not the whole refresh. Returns {"words":
     listed words, "built": lists built now}. `progress(done, total)` is called per batch."""
-    from django.db import transaction
-
     from library import store
 
     with transaction.atomic(using=using), connections[using].cursor() as cursor:
-        create(cursor)
-        if not supported(store.recorded_original_tokenizer(using)):
-            clear(cursor)
+        create(cursor, lists)
+        if not supported(store.recorded_original_tokenizer(using)) or not store.table_exists(cursor, lists.vocab):
+            clear(cursor, lists)
             return {"words": 0, "built": 0}
-        rows, _tokens = averages(cursor)
-        cursor.execute(f"SELECT term, doc FROM {store.ORIGINAL_VOCAB} WHERE doc > %s", [LIST_FLOOR])
+        rows, _tokens = averages(cursor, lists)
+        cursor.execute(f"SELECT term, doc FROM {lists.vocab} WHERE doc > %s", [LIST_FLOOR])
         common = dict(cursor.fetchall())
-        cursor.execute(f"SELECT term, id, avgdl FROM {COMMON_TABLE}")
+        if lists.prefix:   # a word too short to be looked up as a prefix has no list
+            common = {term: doc for term, doc in common.items() if len(term) >= MIN_PREFIX}
+        cursor.execute(f"SELECT term, id, avgdl FROM {lists.common}")
         known = {term: (word, avgdl) for term, word, avgdl in cursor.fetchall()}
         gone = [known[term][0] for term in known if term not in common]
         for start in range(0, len(gone), 500):
             chunk = gone[start:start + 500]
             marks = ", ".join("%s" for _ in chunk)
-            cursor.execute(f"DELETE FROM {LISTS_TABLE} WHERE word IN ({marks})", chunk)
-            cursor.execute(f"DELETE FROM {COMMON_TABLE} WHERE id IN ({marks})", chunk)
-        cursor.execute(f"SELECT word, count(*) FROM {LISTS_TABLE} GROUP BY word")
+            cursor.execute(f"DELETE FROM {lists.table} WHERE word IN ({marks})", chunk)
+            cursor.execute(f"DELETE FROM {lists.common} WHERE id IN ({marks})", chunk)
+        cursor.execute(f"SELECT word, count(*) FROM {lists.table} GROUP BY word")
         lengths = dict(cursor.fetchall())
         wanted = []
         for term, doc in common.items():
             if term in known:
                 word = known[term][0]
-                cursor.execute(f"UPDATE {COMMON_TABLE} SET held = %s WHERE id = %s", [doc, word])
+                cursor.execute(f"UPDATE {lists.common} SET held = %s WHERE id = %s", [doc, word])
             else:
-                cursor.execute(f"INSERT INTO {COMMON_TABLE}(term, held) VALUES (%s, %s)", [term, doc])
+                cursor.execute(f"INSERT INTO {lists.common}(term, held) VALUES (%s, %s)", [term, doc])
                 word = cursor.lastrowid
             if doc > WEIGHTLESS_SHARE * rows:
-                cursor.execute(f"DELETE FROM {LISTS_TABLE} WHERE word = %s", [word])
-                cursor.execute(f"UPDATE {COMMON_TABLE} SET avgdl = NULL, floor = NULL WHERE id = %s", [word])
+                cursor.execute(f"DELETE FROM {lists.table} WHERE word = %s", [word])
+                cursor.execute(f"UPDATE {lists.common} SET avgdl = NULL, floor = NULL WHERE id = %s", [word])
             elif term not in known or known[term][1] is None or lengths.get(word, 0) > 2 * LIST_LENGTH:
                 wanted.append((word, term))
     for start in range(0, len(wanted), BUILD_BATCH):
         with transaction.atomic(using=using), connections[using].cursor() as cursor:
-            rows, tokens = averages(cursor)
+            rows, tokens = averages(cursor, lists)
             for word, term in wanted[start:start + BUILD_BATCH]:
-                _build(cursor, word, term, rows, tokens)
+                _build(cursor, lists, word, term, rows, tokens)
         if progress:
             progress(min(start + BUILD_BATCH, len(wanted)), len(wanted))
     listed = sum(1 for doc in common.values() if doc <= WEIGHTLESS_SHARE * rows)
-    logger.info("word lists refreshed listed=%d built=%d dropped=%d", listed, len(wanted), len(gone))
+    logger.info("word lists refreshed index=%s listed=%d built=%d dropped=%d", lists.index, listed, len(wanted),
+                len(gone))
     return {"words": listed, "built": len(wanted)}
+
+
+def refresh_all(using="default", progress=None):
+    """`refresh` both sets; {"words": …, "built": …} summed. `progress(label, done, total)`."""
+    total = {"words": 0, "built": 0}
+    for lists in ALL:
+        step = (lambda done, count, label=lists.label: progress(label, done, count)) if progress else None
+        report = refresh(lists, using, step)
+        total = {key: total[key] + report[key] for key in total}
+    return total
 
 
 # --- reads (library.search) ------------------------------------------------------------------------
 
-def index_rows(using="default"):
-    """How many rows FTS5 counts in the original-text index (the `N` of its idf)."""
+def index_rows(lists, using="default"):
+    """How many rows FTS5 counts in the index (the `N` of its idf)."""
     with connections[using].cursor() as cursor:
-        return averages(cursor)[0]
+        return averages(cursor, lists)[0]
 
 
-def common_words(tokens, using="default"):
+def common_words(lists, tokens, using="default"):
     """{token: (word id, held, listed)} for the tokens that are common words."""
     tokens = list(dict.fromkeys(tokens))
     if not tokens:
         return {}
     marks = ", ".join("%s" for _ in tokens)
     with connections[using].cursor() as cursor:
-        cursor.execute(f"SELECT term, id, held, avgdl IS NOT NULL FROM {COMMON_TABLE} WHERE term IN ({marks})", tokens)
+        cursor.execute(f"SELECT term, id, held, avgdl IS NOT NULL FROM {lists.common} WHERE term IN ({marks})", tokens)
         return {term: (word, held, bool(listed)) for term, word, held, listed in cursor.fetchall()}

@@ -71,10 +71,10 @@ def single_word_bm25(word):
 def listed(word):
     """{item id: idf × impact} of a word's list, as the search adds it up."""
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT id, held FROM {wordlists.COMMON_TABLE} WHERE term = %s", [word])
+        cursor.execute(f"SELECT id, held FROM {wordlists.ORIGINAL.common} WHERE term = %s", [word])
         word_id, held = cursor.fetchone()
-        cursor.execute(f"SELECT item_id, impact FROM {wordlists.LISTS_TABLE} WHERE word = %s", [word_id])
-        weight = wordlists.idf(wordlists.index_rows(), held)
+        cursor.execute(f"SELECT item_id, impact FROM {wordlists.ORIGINAL.table} WHERE word = %s", [word_id])
+        weight = wordlists.idf(wordlists.index_rows(wordlists.ORIGINAL), held)
         return {item_id: weight * impact / wordlists.IMPACT_SCALE for item_id, impact in cursor.fetchall()}
 
 
@@ -86,7 +86,7 @@ def original_list(query):
 
 def common():
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT term, held, avgdl IS NOT NULL FROM {wordlists.COMMON_TABLE} ORDER BY term")
+        cursor.execute(f"SELECT term, held, avgdl IS NOT NULL FROM {wordlists.ORIGINAL.common} ORDER BY term")
         return {term: (held, bool(has_list)) for term, held, has_list in cursor.fetchall()}
 
 
@@ -205,11 +205,11 @@ def test_check_reports_a_list_naming_an_item_that_is_gone_and_reindex_repairs_it
     wetlands()
     store.optimize()
     with connection.cursor() as cursor:
-        cursor.execute(f"INSERT INTO {wordlists.LISTS_TABLE}(word, impact, item_id) "
-                       f"SELECT id, 1, 99999 FROM {wordlists.COMMON_TABLE} WHERE term = 'heron'")
+        cursor.execute(f"INSERT INTO {wordlists.ORIGINAL.table}(word, impact, item_id) "
+                       f"SELECT id, 1, 99999 FROM {wordlists.ORIGINAL.common} WHERE term = 'heron'")
     report = store.check()
     assert not report.ok
-    assert any("common-word lists name items that do not exist: 99999" in p for p in report.problems)
+    assert any("common-word lists (original) name items that do not exist: 99999" in p for p in report.problems)
     store.rebuild()
     assert store.check().ok and 99999 not in listed("heron")
 
@@ -231,10 +231,11 @@ def test_the_migration_builds_the_lists_for_an_existing_library(low_floor, capsy
     wetlands()
     call_command("migrate", "library", "0011", verbosity=0)   # a library from before the lists
     with connection.cursor() as cursor:
-        assert not wordlists.exists(cursor)
+        assert not any(wordlists.exists(cursor, lists) for lists in wordlists.ALL)
+        assert not store.table_exists(cursor, store.WORDS_VOCAB)
     call_command("migrate", "library", verbosity=0)
     out = capsys.readouterr().out
-    assert f"{wordlists.LABEL}:" in out and "words" in out
+    assert f"{wordlists.ORIGINAL.label}: 2/2 words" in out
     assert common()["heron"] == (12, True)
     assert store.check().ok
 
@@ -244,3 +245,43 @@ def test_the_idf_is_fts5s():
     assert wordlists.idf(100, 10) == pytest.approx(math.log(90.5 / 10.5))
     assert wordlists.idf(100, 60) == 1e-6
 
+
+
+def releases():
+    """30 records: 'deploy…' (deploy, deployed, deployment) in the titles or summaries of 14,
+    from one to three times; 'rollback' in 2; every summary says 'release'."""
+    items = []
+    for n in range(30):
+        title = f"Release {n}" + (" deploy" if n % 3 == 0 else "") + (" rollback" if n in (3, 20) else "")
+        summary = "release notes" + (" deployed after the deployment" if n % 5 == 1 else "") + " sweep" * (n % 4)
+        items.append(make_item(title=title, summary=summary, questions=[f"what shipped in release {n}?"],
+                               occurred_at=days_ago(40 - n)))
+    return items
+
+
+def test_a_common_record_word_is_read_from_the_list_of_the_words_it_begins(low_floor, monkeypatch):
+    releases()
+    store.optimize()
+    lookup = lib.record_lookup("deploy rollback")
+    assert lookup.match == '"rollback"*' and lookup.listed_terms == ('"deploy"*',)
+    assert lookup.lists_table == wordlists.RECORD.table
+    for query in ("deploy rollback", "deploy", "deploy shipped"):
+        got, want = find(query), exact(query, monkeypatch)
+        assert [hit.id for hit in got.hits] == [hit.id for hit in want.hits], query
+        assert [hit.score for hit in got.hits] == pytest.approx([hit.score for hit in want.hits], rel=1e-3)
+    assert find("deploy rollback").match == '"rollback"* OR "deploy"*'
+
+
+def test_a_re_summarised_record_moves_in_the_record_lists(low_floor, monkeypatch):
+    items = releases()
+    store.optimize()
+    quiet = items[2]    # no 'deploy' in its record
+    quiet.summary = "deploy deploy deploy"
+    quiet.save()
+    got, want = find("deploy"), exact("deploy", monkeypatch)
+    assert quiet.id in {hit.id for hit in got.hits}
+    assert [hit.id for hit in got.hits] == [hit.id for hit in want.hits]
+    assert [hit.score for hit in got.hits] == pytest.approx([hit.score for hit in want.hits], rel=1e-2)
+    Item.objects.filter(pk=quiet.pk).update(summary="nothing shipped")
+    assert quiet.id not in {hit.id for hit in find("deploy", limit=50).hits}
+    assert store.check().ok

@@ -122,7 +122,6 @@ def test_api_requests_reuse_their_database_connections():
     finally:
         connection_created.disconnect(record)
     assert [answer.status_code for answer in answers] == [200] * 29
-    # One per thread the widest wave needed (3), not one per request (29); the search's own
-    # pool threads keep theirs too.
+    # One per thread the widest wave needed (3), not one per request (29).
     assert len([name for name in opened if name.startswith("jezero-request")]) <= 3
-    assert len([name for name in opened if not name.startswith(("jezero-request", "jezero-search"))]) == 0
+    assert len([name for name in opened if not name.startswith("jezero-request")]) == 0

@@ -258,11 +258,16 @@ def refresh(lists, using="default", progress=None):
         if not supported(store.recorded_original_tokenizer(using)) or not store.table_exists(cursor, lists.vocab):
             clear(cursor, lists)
             return {"words": 0, "built": 0}
+    # Reading the vocabulary walks the whole index (seconds at 100,000 items): outside the
+    # write transaction, so that writers do not wait for it. A count it misses is the next
+    # refresh's to correct.
+    with connections[using].cursor() as cursor:
         rows, _tokens = averages(cursor, lists)
         cursor.execute(f"SELECT term, doc FROM {lists.vocab} WHERE doc > %s", [LIST_FLOOR])
         common = dict(cursor.fetchall())
-        if lists.prefix:   # a word too short to be looked up as a prefix has no list
-            common = {term: doc for term, doc in common.items() if len(term) >= MIN_PREFIX}
+    if lists.prefix:   # a word too short to be looked up as a prefix has no list
+        common = {term: doc for term, doc in common.items() if len(term) >= MIN_PREFIX}
+    with transaction.atomic(using=using), connections[using].cursor() as cursor:
         cursor.execute(f"SELECT term, id, avgdl FROM {lists.common}")
         known = {term: (word, avgdl) for term, word, avgdl in cursor.fetchall()}
         gone = [known[term][0] for term in known if term not in common]

@@ -285,3 +285,16 @@ def test_a_re_summarised_record_moves_in_the_record_lists(low_floor, monkeypatch
     Item.objects.filter(pk=quiet.pk).update(summary="nothing shipped")
     assert quiet.id not in {hit.id for hit in find("deploy", limit=50).hits}
     assert store.check().ok
+
+
+def test_a_phrase_of_words_most_items_hold_fills_as_any_of_its_words(low_floor, monkeypatch):
+    """Finding such a phrase newest first would seek through its words' posting lists; the
+    items it lists rank after every scored one anyway."""
+    wetlands()
+    store.optimize()
+    original = lib.original_lookup('"we counted" heron')
+    assert original.listed_terms == ('"heron"',) and original.filler == '"we" OR "counted"'
+    monkeypatch.setattr(lib, "COMMON_FLOOR", 0)   # the record budget of a library of 20,000+ items
+    record = lib.record_lookup('"in particular"')   # every record says "Nothing in particular happened here."
+    assert record.newest and record.match == '"in" OR "particular"'
+    assert find('"we counted" heron', source="a").hits   # filtered, the page still fills

@@ -134,7 +134,7 @@ build_match_query = terms.build_match_query
 # past that, the list holds the newest items with any term (`newest`), and when the rare
 # terms fill less than the pool, the newest items holding a term left out follow (`filler`).
 # The original-text list reads a word that more than `wordlists.LIST_FLOOR` items hold from
-# that word's impact-ordered list: its LIST_LENGTH best items with their part of BM25, kept
+# that word's impact-ordered list: its LIST_READ best items with their part of BM25, kept
 # beside the index (`library.wordlists`), so a common word costs one bounded index range
 # instead of a BM25 evaluation per item holding it; FTS5 scores the rarer words; a word more
 # than half the library holds is left out (BM25 gives it no weight). `search.
@@ -287,7 +287,7 @@ def _common_read(lists, text, size, share, weights=""):
     for word, tokens in words:
         known = [common.get(token) for token in tokens]
         if word not in eligible or any(info is None or info[1] <= wordlists.LIST_FLOOR for info in known):
-            rest.append(word)
+            rest.append((word, tokens))
             continue
         expression = _phrase(tokens, prefix=True) if lists.prefix else terms.quote_terms([word])
         weighing = [info for info in known if info[1] <= WEIGHTLESS_SHARE * rows]
@@ -297,8 +297,8 @@ def _common_read(lists, text, size, share, weights=""):
             listed.update((info[0], wordlists.idf(rows, info[1])) for info in weighing)
             listed_terms.append(expression)
         else:
-            rest.append(word)
-    lookup = _lookup(lists.index, rest, size, share, prefixes=lists.prefix, weights=weights, split=True)
+            rest.append((word, tokens))
+    lookup = _lookup(lists.index, rest, size, share, prefixes=lists.prefix, weights=weights)
     if not listed and not left_out:
         return lookup
     if not listed and lookup.match is None:   # only words most items hold: list the newest
@@ -311,16 +311,13 @@ def _common_read(lists, text, size, share, weights=""):
                    listed_terms=tuple(listed_terms), lists_table=lists.table)
 
 
-def _lookup(table, text, size, share, *, prefixes, weights="", split=False):
-    """The Lookup of one word index for `terms.original_terms(text)` (common words of
-    questions dropped, CJK as bigrams). A term of one token is that word or, with `prefixes`
+def _lookup(table, wanted, size, share, *, prefixes, weights=""):
+    """The Lookup of one word index for the terms FTS5 scores, [(term, its tokens)] from
+    `terms.original_terms` (common words of questions dropped, CJK as bigrams). A term of one token is that word or, with `prefixes`
     and MIN_PREFIX letters or more, every word it begins (`deploy` finds `deployment`,
     `continu` finds `continuous`, as the trigram record index would). A term of several
     tokens is a phrase, counted as held by as many items as its rarest word (an upper bound:
     counting a phrase costs its words' whole posting lists)."""
-    size = store.indexed_items() if size is None else size
-    wanted = [(word, terms.index_tokens(word)) for word in (text if split else terms.original_terms(text))]
-
     def expression(word, tokens):
         if prefixes and len(tokens) == 1 and len(tokens[0]) >= MIN_PREFIX:
             return _phrase(tokens, prefix=True)
@@ -461,14 +458,10 @@ def _ranked(match, filters, *, limit, recency_weight=None, now=None, offset=0):
     weight = config["recency_weight"] if recency_weight is None else recency_weight
     fts = store.FTS_TABLE
     weights = ", ".join(f"{w:.1f}" for w in store.BM25_WEIGHTS)
-    join = where = ""
-    if filters.sql:
-        join = f"CROSS JOIN items AS i INDEXED BY items_filter ON i.id = {fts}.rowid"
-        where = f"AND {filters.sql}"
+    matching, params = _matching(fts, match, filters, f"-bm25({fts}, {weights})", f"bm25({fts}, {weights})",
+                                 config["candidate_pool"])
     sql = (
-        f"WITH candidates AS ("
-        f" SELECT {fts}.rowid AS id, -bm25({fts}, {weights}) AS relevance FROM {fts} {join}"
-        f" WHERE {fts} MATCH %s {where} ORDER BY bm25({fts}, {weights}) LIMIT %s),"
+        f"WITH candidates AS ({matching}),"
         f" ranked AS ("
         f" SELECT c.id, f.occurred_at, c.relevance * ((1.0 - %s) + %s *"
         f"  pow(0.5, max(julianday(%s) - julianday(f.occurred_at), 0.0) / %s)) AS score"
@@ -479,8 +472,7 @@ def _ranked(match, filters, *, limit, recency_weight=None, now=None, offset=0):
         f" ORDER BY r.score DESC, r.occurred_at DESC, r.id DESC"
     )
     now_text = connection.ops.adapt_datetimefield_value(now or timezone.now())
-    params = [match, *filters.params, config["candidate_pool"], weight, weight, now_text,
-              config["recency_half_life_days"], limit, offset]
+    params = [*params, weight, weight, now_text, config["recency_half_life_days"], limit, offset]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return [_hit(row, row[8]) for row in cursor.fetchall()]
@@ -556,26 +548,32 @@ def _candidates(lookup, filters):
     return rows
 
 
-def _listed(table, match, filters, relevance, order, limit=None):
-    """The candidate rows of one MATCH in one order, with the filters in the same WHERE (read
-    from the covering index `items_filter`) and each row's recency decay."""
-    config = _search_config()
+# Each candidate's recency decay, computed by SQLite on `items_filter` (alias i): params now,
+# half-life.
+_DECAY = "pow(0.5, max(julianday(%s) - julianday(i.occurred_at), 0.0) / %s)"
+
+
+def _matching(table, match, filters, relevance, order, limit):
+    """(sql, params): the best `limit` rows (id, relevance) of one MATCH in one order, with the
+    filters in the same WHERE (read from the covering index `items_filter`)."""
     join = where = ""
     if filters.sql:
         join = f"CROSS JOIN items AS i INDEXED BY items_filter ON i.id = {table}.rowid"
         where = f"AND {filters.sql}"
-    sql = (
-        f"WITH candidates AS ("
-        f" SELECT {table}.rowid AS id, {relevance} AS relevance FROM {table} {join}"
-        f" WHERE {table} MATCH %s {where} ORDER BY {order} LIMIT %s)"
-        f" SELECT c.id, c.relevance, CAST(f.occurred_at AS TEXT),"   # text: only compared, never shown
-        f"  pow(0.5, max(julianday(%s) - julianday(f.occurred_at), 0.0) / %s)"
-        f" FROM candidates AS c JOIN items AS f INDEXED BY items_filter ON f.id = c.id"
-    )
-    params = [match, *filters.params, limit or config["candidate_pool"], filters.now,
-              config["recency_half_life_days"]]
+    return (f"SELECT {table}.rowid AS id, {relevance} AS relevance FROM {table} {join}"
+            f" WHERE {table} MATCH %s {where} ORDER BY {order} LIMIT %s", [match, *filters.params, limit])
+
+
+def _listed(table, match, filters, relevance, order, limit=None):
+    """The candidate rows of one MATCH in one order (`_matching`), with each row's recency
+    decay."""
+    config = _search_config()
+    matching, params = _matching(table, match, filters, relevance, order, limit or config["candidate_pool"])
+    sql = (f"WITH candidates AS ({matching})"
+           f" SELECT c.id, c.relevance, CAST(i.occurred_at AS TEXT), {_DECAY}"   # text: only compared, never shown
+           f" FROM candidates AS c JOIN items AS i INDEXED BY items_filter ON i.id = c.id")
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(sql, [*params, filters.now, config["recency_half_life_days"]])
         return cursor.fetchall()
 
 
@@ -588,28 +586,22 @@ def _with_lists(lookup, filters):
     table, weights, pool = lookup.table, lookup.weights, config["candidate_pool"]
     parts, params = [], []
     if lookup.scores:
-        join = where = ""
-        if filters.sql:
-            join = f"CROSS JOIN items AS i INDEXED BY items_filter ON i.id = {table}.rowid"
-            where = f"AND {filters.sql}"
-        parts.append(f"SELECT * FROM (SELECT {table}.rowid AS id, -bm25({table}{weights}) AS s FROM {table} {join}"
-                     f" WHERE {table} MATCH %s {where} ORDER BY bm25({table}{weights}) LIMIT %s)")
-        params += [lookup.match, *filters.params, pool]
+        matching, more = _matching(table, lookup.match, filters, f"-bm25({table}{weights})",
+                                   f"bm25({table}{weights})", pool)
+        parts.append(f"SELECT * FROM ({matching})")
+        params += more
     for word, weight in lookup.listed:
-        parts.append(f"SELECT * FROM (SELECT item_id AS id, impact * %s AS s FROM {lookup.lists_table}"
+        parts.append(f"SELECT * FROM (SELECT item_id AS id, impact * %s AS relevance FROM {lookup.lists_table}"
                      f" WHERE word = %s ORDER BY impact DESC LIMIT %s)")
         params += [weight / wordlists.IMPACT_SCALE, word, wordlists.LIST_READ]
-    union = " UNION ALL ".join(parts)
-    decay = "pow(0.5, max(julianday(%s) - julianday(i.occurred_at), 0.0) / %s)"
-    if filters.sql:
-        sql = (f"SELECT c.id, c.relevance, CAST(i.occurred_at AS TEXT), {decay}"
-               f" FROM (SELECT id, sum(s) AS relevance FROM ({union}) GROUP BY id) AS c"
-               f" JOIN items AS i INDEXED BY items_filter ON i.id = c.id WHERE {filters.sql}"
-               f" ORDER BY c.relevance DESC LIMIT %s")
+    summed = f"SELECT id, sum(relevance) AS relevance FROM ({' UNION ALL '.join(parts)}) GROUP BY id"
+    head = f"SELECT c.id, c.relevance, CAST(i.occurred_at AS TEXT), {_DECAY}"
+    if filters.sql:   # the filters before the pool is cut: a listed item may fall outside them
+        sql = (f"{head} FROM ({summed}) AS c JOIN items AS i INDEXED BY items_filter ON i.id = c.id"
+               f" WHERE {filters.sql} ORDER BY c.relevance DESC LIMIT %s")
         params = [filters.now, config["recency_half_life_days"], *params, *filters.params, pool]
     else:
-        sql = (f"SELECT c.id, c.relevance, CAST(i.occurred_at AS TEXT), {decay}"
-               f" FROM (SELECT id, sum(s) AS relevance FROM ({union}) GROUP BY id ORDER BY relevance DESC LIMIT %s) AS c"
+        sql = (f"{head} FROM ({summed} ORDER BY relevance DESC LIMIT %s) AS c"
                f" JOIN items AS i INDEXED BY items_filter ON i.id = c.id ORDER BY c.relevance DESC")
         params = [filters.now, config["recency_half_life_days"], *params, pool]
     with connection.cursor() as cursor:

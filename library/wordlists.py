@@ -94,6 +94,8 @@ class Lists:
         return '"' + term.replace('"', '""') + '"' + ("*" if self.prefix else "")
 
 
+# The names are store.ORIGINAL_TABLE / ORIGINAL_VOCAB and WORDS_TABLE / WORDS_VOCAB (store imports
+# this module, so they are spelled here; tests/integration/test_word_lists.py checks they agree).
 ORIGINAL = Lists("original", "items_original_fts", "items_original_vocab", 1, prefix=False)
 RECORD = Lists("record", "items_words", "items_words_vocab", 5, prefix=True)
 ALL = (ORIGINAL, RECORD)

@@ -3,7 +3,6 @@ list (`library.wordlists`) instead of having FTS5 score every item that holds it
 must rank as FTS5 ranks, follow every write, and be rebuilt, refreshed and checked like the
 indexes. (`LIST_FLOOR` is 1,000 items; the tests lower it to see the lists on a few dozen.)"""
 
-import math
 from dataclasses import replace
 
 import pytest
@@ -240,11 +239,23 @@ def test_the_migration_builds_the_lists_for_an_existing_library(low_floor, capsy
     assert store.check().ok
 
 
-def test_the_idf_is_fts5s():
-    # FTS5: log((N - n + 0.5) / (n + 0.5)), and 1e-6 for a word in more than half the rows.
-    assert wordlists.idf(100, 10) == pytest.approx(math.log(90.5 / 10.5))
-    assert wordlists.idf(100, 60) == 1e-6
+def test_the_idf_and_the_impact_are_fts5s():
+    """What `add` computes in Python for a new item, idf × impact, is FTS5's own BM25 of the
+    word: the same tokens, length, average length and idf."""
+    from library import terms
 
+    items = wetlands()
+    with connection.cursor() as cursor:
+        rows, tokens = wordlists.averages(cursor, wordlists.ORIGINAL)
+    scores = single_word_bm25("heron")
+    assert rows == 30 and len(scores) == 12
+    for item in items:
+        if item.id not in scores:
+            continue
+        words = terms.index_tokens(store.index_text(item.original))
+        part = wordlists.impact(words.count("heron"), len(words), tokens / rows) / wordlists.IMPACT_SCALE
+        assert wordlists.idf(rows, len(scores)) * part == pytest.approx(scores[item.id], rel=1e-3)
+    assert wordlists.idf(100, 60) == 1e-6   # FTS5's floor for a word in more than half the rows
 
 
 def releases():
@@ -298,3 +309,9 @@ def test_a_phrase_of_words_most_items_hold_fills_as_any_of_its_words(low_floor, 
     record = lib.record_lookup('"in particular"')   # every record says "Nothing in particular happened here."
     assert record.newest and record.match == '"in" OR "particular"'
     assert find('"we counted" heron', source="a").hits   # filtered, the page still fills
+
+
+def test_the_lists_name_the_indexes_store_keeps():
+    assert (wordlists.ORIGINAL.index, wordlists.ORIGINAL.vocab) == (store.ORIGINAL_TABLE, store.ORIGINAL_VOCAB)
+    assert (wordlists.RECORD.index, wordlists.RECORD.vocab) == (store.WORDS_TABLE, store.WORDS_VOCAB)
+    assert wordlists.RECORD.columns == len(store.COLUMNS) and wordlists.MIN_PREFIX == lib.MIN_PREFIX

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.db import DatabaseError, connections, transaction
 
-from library import wordlists
+from library import meaning, wordlists
 
 logger = logging.getLogger(__name__)
 
@@ -122,6 +122,7 @@ WORDS_INDEX = _Index(WORDS_TABLE, configured_original_tokenizer, "record word in
 ORIGINAL_INDEX = _Index(ORIGINAL_TABLE, configured_original_tokenizer, "original-text index", "original",
                         "storage.original_tokenizer", ORIGINAL_VOCAB)
 INDEXES = (RECORD_INDEX, WORDS_INDEX, ORIGINAL_INDEX)
+MEANING, MEANING_LABEL = "meaning", "item vectors"   # `rebuild(only=)`, the CheckReport attribute; for messages
 
 
 def _create(cursor, index, tokenizer):
@@ -235,13 +236,17 @@ def sync_items(items, using="default"):
             # retagging does not re-tokenise an original, re-summarising does not touch it.
             cursor.execute(f"SELECT rowid, digest FROM {WORDS_TABLE} WHERE rowid IN ({marks})", ids)
             held = dict(cursor.fetchall())
-            stale = [row for row in map(_words_row, batch) if held.get(row[0]) != row[-1]]
+            words = [_words_row(item) for item in batch]
+            stale = [row for row in words if held.get(row[0]) != row[-1]]
             if stale:
                 replaced = [row[0] for row in stale if row[0] in held]
                 _delete_rows(cursor, WORDS_TABLE, replaced)
                 wordlists.forget(cursor, wordlists.RECORD, replaced)
                 cursor.executemany(_WORDS_INSERT, stale)
                 wordlists.add(cursor, wordlists.RECORD, [(row[0], row[1:-1]) for row in stale])
+            held = meaning.digests(cursor, ids)
+            meaning.put(cursor, [(item.pk, row[-1], meaning.text_of(item))
+                                 for item, row in zip(batch, words, strict=True) if held.get(item.pk) != row[-1]])
 
             cursor.execute(f"SELECT rowid, digest FROM {ORIGINAL_TABLE} WHERE rowid IN ({marks})", ids)
             held = dict(cursor.fetchall())
@@ -273,6 +278,7 @@ def forget(ids, using="default"):
                 _delete_rows(cursor, index.table, chunk)
             for lists in wordlists.ALL:
                 wordlists.forget(cursor, lists, chunk)
+            meaning.forget(cursor, chunk)
 
 
 def create_index(tokenizer=None, using="default"):
@@ -312,6 +318,9 @@ def ensure_index(using="default"):
         cursor.execute("SELECT EXISTS (SELECT 1 FROM items)")
         if cursor.fetchone()[0]:
             return changed
+        if not meaning.exists(cursor):
+            meaning.create(cursor)
+            changed = True
         for index in (ORIGINAL_INDEX, WORDS_INDEX):
             if not table_exists(cursor, index.table):
                 _create(cursor, index, index.tokenizer())
@@ -324,6 +333,10 @@ def ensure_index(using="default"):
         for lists in wordlists.ALL:
             if wordlists.exists(cursor, lists):
                 wordlists.clear(cursor, lists)
+        cursor.execute(f"SELECT EXISTS (SELECT 1 FROM {meaning.TABLE})")
+        if cursor.fetchone()[0]:
+            meaning.clear(cursor)
+            changed = True
     return changed
 
 
@@ -369,7 +382,7 @@ def rebuild(tokenizer=None, original_tokenizer=None, using="default", progress=N
     items indexed. `progress(index_label, done, total)` is called per batch.
     """
     wanted = INDEXES if only is None else tuple(index for index in INDEXES if index.name == only)
-    if not wanted:
+    if not wanted and only != MEANING:
         raise ValueError(f"rebuild: no index named {only!r}")
     words = original_tokenizer or configured_original_tokenizer()
     tokenizers = {RECORD_INDEX: tokenizer or configured_tokenizer(), ORIGINAL_INDEX: words, WORDS_INDEX: words}
@@ -387,6 +400,34 @@ def rebuild(tokenizer=None, original_tokenizer=None, using="default", progress=N
                 wordlists.clear(cursor, lists)
                 wordlists.refresh(lists, using, (lambda d, t, label=lists.label: progress(label, d, t))
                                   if progress else None)
+        if only in (None, MEANING):
+            done = fill_vectors(using, (lambda d, t: progress(MEANING_LABEL, d, t)) if progress else None)
+    return done
+
+
+def fill_vectors(using="default", progress=None):
+    """Make every item's vector anew (`library.meaning`; migration 0013 and `rebuild`). Call
+    inside a transaction. Returns how many items it embedded."""
+    from library.models import Item
+
+    total = Item.objects.using(using).count()
+    done, batch = 0, []
+    with connections[using].cursor() as cursor:
+        meaning.create(cursor)
+        meaning.clear(cursor)
+        items = Item.objects.using(using).order_by("pk").only("pk", *COLUMNS).iterator(chunk_size=2_000)
+        for item in items:
+            batch.append((item.pk, record_digest(item), meaning.text_of(item)))
+            if len(batch) >= 2_000:
+                meaning.put(cursor, batch)
+                done += len(batch)
+                batch = []
+                if progress:
+                    progress(done, total)
+        meaning.put(cursor, batch)
+        done += len(batch)
+    if progress:
+        progress(done, total)
     return done
 
 
@@ -465,6 +506,7 @@ class CheckReport:
     record: IndexReport = None
     words: IndexReport = None
     original: IndexReport = None
+    meaning: IndexReport = None
     problems: list = field(default_factory=list)    # one line each
 
     @property
@@ -498,7 +540,7 @@ class CheckReport:
             "configured_tokenizer": self.record.configured_tokenizer, "missing": self.missing,
             "extra": self.extra, "different": self.different,
             "original_index": self.original.as_dict(), "record_word_index": self.words.as_dict(),
-            "problems": self.problems,
+            "item_vectors": self.meaning.as_dict(), "problems": self.problems,
         }
 
 
@@ -562,6 +604,7 @@ def check(using="default"):
                 f"the {index.label} was built with tokenizer {part.tokenizer!r} but {index.setting} is "
                 f"{part.configured_tokenizer!r}: run `jezero reindex`"
             )
+    _check_vectors(report, using)
     for lists in wordlists.ALL:
         with connections[using].cursor() as cursor:
             stray = wordlists.stray_items(cursor, lists)
@@ -569,6 +612,33 @@ def check(using="default"):
             report.problems.append(f"the {lists.label} name items that do not exist: {_shown(stray)}; "
                                    "run `jezero reindex`")
     return report
+
+
+def _check_vectors(report, using):
+    """The item vectors against the items, by record digest, and the model that made them."""
+    from library.models import Item
+
+    part = report.meaning = IndexReport(meaning.TABLE, MEANING_LABEL, configured_tokenizer=meaning.MODEL)
+    with connections[using].cursor() as cursor:
+        if not meaning.exists(cursor):
+            report.problems.append(f"the {MEANING_LABEL} ({meaning.TABLE}) are missing: run `jezero reindex`")
+            return
+        part.tokenizer = meaning.recorded_model(cursor)
+        cursor.execute(f"SELECT count(*) FROM {meaning.TABLE}")
+        part.rows = cursor.fetchone()[0]
+        expected = ((item.pk, record_digest(item)) for item in
+                    Item.objects.using(using).order_by("pk").only("pk", *COLUMNS).iterator(chunk_size=2_000))
+        _merge_compare(expected, meaning.index_rows(cursor), part)
+    if part.missing:
+        report.problems.append(f"items without a vector: {_shown(part.missing)}; run `jezero reindex --only meaning`")
+    if part.extra:
+        report.problems.append(f"vectors without an item: {_shown(part.extra)}; run `jezero reindex --only meaning`")
+    if part.different:
+        report.problems.append(f"items whose vector was made from another record: {_shown(part.different)}; "
+                               "run `jezero reindex --only meaning`")
+    if part.tokenizer != meaning.MODEL:
+        report.problems.append(f"the {MEANING_LABEL} were made by {part.tokenizer!r}, this version uses "
+                               f"{meaning.MODEL!r}: run `jezero reindex --only meaning`")
 
 
 def _merge_compare(expected, actual, report):

@@ -211,7 +211,7 @@ def copy_library(data, name):
 
 def setup_django(data):
     """Django on a library this file built (bench/first_prompt.py uses it too)."""
-    harness.setup_django(data, secret=SECRET)
+    harness.setup_django(data, secret=SECRET, migrate=True)   # a library built before a migration gets it
 
 
 def grow(factor=None, seed=GROW_SEED, total=None):
@@ -278,15 +278,13 @@ def configurations(experiments):
     configs = {
         "records-only (§7)": ("search", {"records_only": True}),
         "fused (default)": ("search", {}),
-        # Issue 15's first stage leaves common terms out of the record list only in a library
-        # of more than COMMON_FLOOR / RECORD_SHARE items (20,000); without the floor it does so
-        # here (and of the original-text list too with `search.original_common_share` 0.05).
-        "fused, common terms left out of the record list at any size": ("search", {}, {"COMMON_FLOOR": 0}),
-        "fused, common terms left out of both lists at any size": (
-            "search", {}, {"COMMON_FLOOR": 0, "original_common_share": 0.05}),
-        "fused, trigram record list (before issue 15)": ("fuse", {"record_weight": 1.0, "original_weight": 2.0,
-                                                                  "trigram": True}),
-        "original only": ("fuse", {"record_weight": 0.0, "original_weight": 1.0}),
+        # Issue 16: the best 50 re-ranked by meaning (library.meaning), off and at other weights.
+        "lexical fused (meaning_weight 0)": ("search", {}, {"meaning_weight": 0.0}),
+        "lexical + meaning, weight 0.5": ("search", {}, {"meaning_weight": 0.5}),
+        "lexical + meaning, weight 2.0": ("search", {}, {"meaning_weight": 2.0}),
+        "lexical + meaning, any script": ("search", {}, {"meaning__OTHER_SCRIPT_SHARE": 1.0}),
+        "lexical + meaning, best 20 re-ranked": ("search", {}, {"meaning__RERANK_DEPTH": 20}),
+        "lexical + meaning, best 100 re-ranked": ("search", {}, {"meaning__RERANK_DEPTH": 100}),
     }
     if experiments:
         for weight in (0.5, 1.0, 1.5, 3.0):
@@ -426,7 +424,8 @@ def check_same_fusion(qs):
     for q in qs:
         text = q["question"]
         mine = fused_ids(*candidate_lists(text), options, conf["recency_weight"])
-        theirs = [hit.id for hit in lib.search(text, allowed_sources=lib.ALL_SOURCES, limit=10, now=NOW).hits]
+        with patched(meaning_weight=0.0):   # this file's `fuse` configurations are lexical
+            theirs = [hit.id for hit in lib.search(text, allowed_sources=lib.ALL_SOURCES, limit=10, now=NOW).hits]
         differ += mine != theirs
     return differ
 

@@ -77,6 +77,9 @@ SECTIONS: dict[str, tuple[Key, ...]] = {
             "relevance is divided by its best hit's first)", minimum=0, maximum=10),
         Key("original_weight", "float", 2.0, "fused search: weight of the original-text index's relevance (chosen "
             "on bench/recall.py)", minimum=0, maximum=10),
+        Key("meaning_weight", "float", 1.0, "fused search: the best 50 results are re-ranked by how close what "
+            "was said is to the query's meaning (the packaged embedding model): the weight of that closeness, scaled "
+            "0 to 1 over them (0 = off; chosen on bench/recall.py)", minimum=0, maximum=10),
         Key("original_common_share", "float", 1.0, "fused search in a library of 20,000+ items: the original-text "
             "list scores the words that have no common-word list (rare ones, and common ones until the next "
             "`jezero optimize`) while the items holding them number at most this share of the library (1.0: no "

@@ -1,33 +1,35 @@
-"""Search by meaning (issue 16): one small vector per item, the fused search's third list.
+"""Search by meaning (issue 16): the fused search's best candidates re-ranked by how close
+what was said is to the query's meaning.
 
-A static embedding model packaged with Jezero (`wordllama`, its 256-dimension `l2_supercat`
-weights and tokenizer ship inside its wheel: no download, no model server, numpy only) turns
-an item's record text — title, summary, questions — into a unit vector once, when the item
-is written; a search turns the query into one the same way (microseconds) and ranks items by
-cosine similarity. The vectors are a derived index like the FTS tables, kept in step by
-`library.store` in the transaction that writes the items, and this module is the only code
-that writes them:
+A static embedding model packaged with Jezero (`wordllama`: its 256-dimension `l2_supercat`
+weights and its tokenizer ship inside its wheel — no download, no model server, numpy only)
+gives every token a vector; a text's vector is the mean of its tokens', made unit length.
+When an item is written, its redacted original is cut into chunks of CHUNK_TOKENS tokens and
+each chunk gets a vector (an item without an original: one vector of its record's title,
+summary and questions). A search embeds the query the same way (well under a millisecond)
+and an item's similarity is that of its closest chunk: the part of the session that talks
+about what the query asks.
 
-- `items_vectors` — `item_id` (= items.id), `digest` (the record digest of the text it was
-  made from: `store.record_digest`, so `check` sees drift and a write that leaves the record
-  alone skips the model), `seq` (when it was written, for the readers' caches) and `vector`
-  (DIM float16 values, little-endian, unit length; all zero for a record with no words the
-  model knows).
-- `items_vectors_state` — one row: `generation`, raised by every write to the vectors (the
-  next `seq`), and `model`, what made them (a different model needs `jezero reindex`).
+bench/recall.py chose this form (bench/RESULTS-recall.md, "Meaning"): a vector of the record
+alone did not help, and a list of the whole library's nearest chunks would cost a scan of
+every chunk per query; re-ranking the lexical candidates by their closest chunk moved
+question and keyword recall@1 up at every size, and costs reading the chunks of RERANK_DEPTH
+items. The model reads English (and Latin-script text) well and other scripts poorly, so a
+query written mostly in another script is left to the lexical ranking (`applies`).
 
-Every process that searches keeps the vectors in memory as one float32 matrix (`Vectors`),
-with each item's source and project as codes so that filters apply before the top is cut.
-Before a search it reads the generation (one row): unchanged, nothing to do; otherwise it
-reads only the rows written since, and reloads everything when items were deleted. What it
-returns is only a preselection: `library.search` joins the candidates with `items` under
-the request's filters, so a stale cache can cost a candidate, never show a hidden item.
+Tables, written only through `library.store` (which keeps them in step with the items, in
+the same transaction, like the FTS indexes):
+
+- `items_vectors` — `item_id` (= items.id), `digest` (`store.digest` of the text embedded:
+  `check` sees drift, and a write that leaves that text alone skips the model) and `chunks`
+  (one row of DIM signed bytes per chunk: each unit vector scaled so that its largest
+  component is ±127; the scale cancels out of a cosine, which is all that is computed).
+- `items_vectors_state` — one row: `model`, what made the vectors (another model needs
+  `jezero reindex --only meaning`).
 """
 
 import functools
 import logging
-import threading
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -39,54 +41,91 @@ TABLE = "items_vectors"
 STATE = "items_vectors_state"
 CONFIG = "l2_supercat"
 DIM = 256
-MODEL = f"wordllama {CONFIG} {DIM}"
-_BATCH = 256            # texts per call to the model (it pads a batch to its longest text)
-MAX_TEXT_CHARS = 4_000  # of an item's text: the title, summary and questions come first
+CHUNK_TOKENS = 256      # tokens per chunk of an original (bench/recall.py: better than the whole text, or its start)
+MODEL = f"wordllama {CONFIG} {DIM}, chunks of {CHUNK_TOKENS} tokens"
+RERANK_DEPTH = 50       # the fused candidates re-ranked by meaning (bench/recall.py)
+SHOWN = 0.5             # `matched_in` says "meaning" from this normalised similarity up
+OTHER_SCRIPT_SHARE = 0.3   # a query with more of its letters outside ASCII is not re-ranked
+_BATCH = 64             # texts per call to the tokenizer
 
 
 # --- the model ----------------------------------------------------------------------------
 
 @functools.cache
 def model():
-    """The packaged model, loaded once per process (about 0.15 s), never from the network."""
+    """The packaged model, loaded once per process (0.2–0.5 s), never from the network."""
     import wordllama
     from wordllama import WordLlama
 
     # Its own folder as the cache: the wheel keeps the tokenizer in `tokenizers/`, where only
     # the cache lookup finds it (without it, `load` would try to download the file).
-    folder = Path(wordllama.__file__).parent
-    return WordLlama.load(config=CONFIG, dim=DIM, cache_dir=folder, disable_download=True)
+    loaded = WordLlama.load(config=CONFIG, dim=DIM, cache_dir=Path(wordllama.__file__).parent,
+                            disable_download=True)
+    loaded.tokenizer.no_padding()
+    return loaded
 
 
-def text_of(item):
-    """What an item's vector is made from: its record's title, summary and questions."""
-    parts = [item.title or "", item.summary or "", *(item.questions or [])]
-    return "\n".join(part for part in parts if part)[:MAX_TEXT_CHARS]
+def _token_ids(texts):
+    encoded = model().tokenizer.encode_batch(list(texts), add_special_tokens=False)
+    return [np.asarray(one.ids, dtype=np.int64) for one in encoded]
 
 
-def embed(texts):
-    """Unit float32 vectors (len(texts) × DIM); a text with no known token gives zeros."""
-    if not texts:
-        return np.zeros((0, DIM), dtype=np.float32)
-    out = np.empty((len(texts), DIM), dtype=np.float32)
+def _unit(rows):
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)
+
+
+def embed(text):
+    """The unit float32 vector of a short text (zeros when the model knows none of it)."""
+    ids = _token_ids([text or ""])[0]
+    if not len(ids):
+        return np.zeros(DIM, dtype=np.float32)
+    return _unit(model().embedding[ids].mean(axis=0, keepdims=True))[0]
+
+
+def chunk_vectors(texts):
+    """For each text, its chunks' unit vectors (n × DIM float32; n = 0 for an empty text)."""
+    table = model().embedding
+    out = []
     for start in range(0, len(texts), _BATCH):
-        chunk = [text or " " for text in texts[start:start + _BATCH]]
-        vectors = model().embed(chunk, norm=False, batch_size=_BATCH)
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        np.divide(vectors, norms, out=vectors, where=norms > 0)
-        vectors[(norms == 0).ravel()] = 0.0
-        out[start:start + len(chunk)] = vectors
+        for ids in _token_ids(texts[start:start + _BATCH]):
+            if not len(ids):
+                out.append(np.zeros((0, DIM), dtype=np.float32))
+                continue
+            starts = np.arange(0, len(ids), CHUNK_TOKENS)
+            sums = np.add.reduceat(table[ids], starts, axis=0)
+            out.append(_unit((sums / np.diff(np.append(starts, len(ids)))[:, None]).astype(np.float32)))
     return out
 
 
-def to_blob(vector):
-    return np.asarray(vector, dtype="<f2").tobytes()
+def text_of(item):
+    """What an item's vectors are made from: its redacted original, or (without one) its
+    record's title, summary and questions."""
+    if (item.original or "").strip():
+        return item.original
+    return "\n".join(part for part in (item.title or "", item.summary or "", *(item.questions or [])) if part)
 
 
-def from_blobs(blobs):
-    if not blobs:
-        return np.zeros((0, DIM), dtype=np.float32)
-    return np.frombuffer(b"".join(blobs), dtype="<f2").reshape(len(blobs), DIM).astype(np.float32)
+def to_blob(vectors):
+    """Chunks as signed bytes, each scaled to ±127 at its largest component."""
+    if not len(vectors):
+        return b""
+    peak = np.abs(vectors).max(axis=1, keepdims=True)
+    scaled = np.divide(vectors, peak, out=np.zeros_like(vectors), where=peak > 0) * 127.0
+    return np.rint(scaled).astype(np.int8).tobytes()
+
+
+def from_blob(blob):
+    """The unit float32 vectors of a stored chunks blob."""
+    return _unit(np.frombuffer(blob or b"", dtype=np.int8).reshape(-1, DIM).astype(np.float32))
+
+
+def applies(query):
+    """Whether the model can read this query: at most OTHER_SCRIPT_SHARE of its letters are
+    outside ASCII (bench/recall.py: re-ranking questions in Chinese, Japanese or Russian by
+    this model lost more than it found)."""
+    letters = [char for char in query if char.isalpha()]
+    return bool(letters) and sum(ord(char) > 127 for char in letters) <= OTHER_SCRIPT_SHARE * len(letters)
 
 
 # --- the tables (written only through library.store) -----------------------------------------
@@ -94,11 +133,9 @@ def from_blobs(blobs):
 def create(cursor):
     """Create the tables if missing (idempotent)."""
     cursor.execute(f"CREATE TABLE IF NOT EXISTS {TABLE} (item_id INTEGER PRIMARY KEY, digest TEXT NOT NULL,"
-                   f" seq INTEGER NOT NULL, vector BLOB NOT NULL)")
-    cursor.execute(f"CREATE INDEX IF NOT EXISTS {TABLE}_seq ON {TABLE}(seq)")
-    cursor.execute(f"CREATE TABLE IF NOT EXISTS {STATE} (id INTEGER PRIMARY KEY CHECK (id = 1),"
-                   f" generation INTEGER NOT NULL, model TEXT NOT NULL)")
-    cursor.execute(f"INSERT OR IGNORE INTO {STATE} (id, generation, model) VALUES (1, 0, %s)", [MODEL])
+                   f" chunks BLOB NOT NULL)")
+    cursor.execute(f"CREATE TABLE IF NOT EXISTS {STATE} (id INTEGER PRIMARY KEY CHECK (id = 1), model TEXT NOT NULL)")
+    cursor.execute(f"INSERT OR IGNORE INTO {STATE} (id, model) VALUES (1, %s)", [MODEL])
 
 
 def drop(cursor):
@@ -111,18 +148,13 @@ def exists(cursor):
     return cursor.fetchone()[0] == 2
 
 
-def _bump(cursor):
-    cursor.execute(f"UPDATE {STATE} SET generation = generation + 1 WHERE id = 1 RETURNING generation")
-    return cursor.fetchone()[0]
-
-
 def clear(cursor):
     cursor.execute(f"DELETE FROM {TABLE}")
-    cursor.execute(f"UPDATE {STATE} SET generation = generation + 1, model = %s WHERE id = 1", [MODEL])
+    cursor.execute(f"UPDATE {STATE} SET model = %s WHERE id = 1", [MODEL])
 
 
 def digests(cursor, ids):
-    """{item id: digest} of the vectors these items have."""
+    """{item id: digest} of the vectors these items have ({} before migration 0013)."""
     if not exists(cursor):
         return {}
     marks = ", ".join("%s" for _ in ids)
@@ -131,25 +163,21 @@ def digests(cursor, ids):
 
 
 def put(cursor, rows):
-    """Write the vectors of [(item id, record digest, text)] (replacing any they had). Nothing
-    before migration 0013 made the tables."""
+    """Write the vectors of [(item id, digest, text)], replacing any they had. Nothing before
+    migration 0013 made the tables."""
     if not rows or not exists(cursor):
         return
-    vectors = embed([text for _id, _digest, text in rows])
-    seq = _bump(cursor)
-    cursor.executemany(f"INSERT OR REPLACE INTO {TABLE} (item_id, digest, seq, vector) VALUES (%s, %s, %s, %s)",
-                       [(item_id, item_digest, seq, to_blob(vector))
-                        for (item_id, item_digest, _text), vector in zip(rows, vectors, strict=True)])
+    vectors = chunk_vectors([text for _id, _digest, text in rows])
+    cursor.executemany(f"INSERT OR REPLACE INTO {TABLE} (item_id, digest, chunks) VALUES (%s, %s, %s)",
+                       [(item_id, digest, to_blob(chunks))
+                        for (item_id, digest, _text), chunks in zip(rows, vectors, strict=True)])
 
 
 def forget(cursor, ids):
     """Remove the vectors of these item ids."""
-    if not ids or not exists(cursor):
-        return
-    marks = ", ".join("%s" for _ in ids)
-    cursor.execute(f"DELETE FROM {TABLE} WHERE item_id IN ({marks})", list(ids))
-    if cursor.rowcount:
-        _bump(cursor)
+    if ids and exists(cursor):
+        marks = ", ".join("%s" for _ in ids)
+        cursor.execute(f"DELETE FROM {TABLE} WHERE item_id IN ({marks})", list(ids))
 
 
 def recorded_model(cursor):
@@ -159,145 +187,27 @@ def recorded_model(cursor):
 
 
 def index_rows(cursor):
-    """(item id, digest) of every vector, by id (for `store.check`)."""
+    """(item id, digest) of every item's vectors, by id (for `store.check`)."""
     cursor.execute(f"SELECT item_id, digest FROM {TABLE} ORDER BY item_id")
     return iter(cursor.fetchone, None)
 
 
-# --- the readers' cache ----------------------------------------------------------------------
+# --- the read side ---------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class _Snapshot:
-    """What a search reads: the first `size` rows of arrays that only grow in place."""
-
-    generation: int
-    size: int
-    ids: np.ndarray        # int64, item ids
-    matrix: np.ndarray     # float32, size × DIM
-    sources: np.ndarray    # int32 codes into `names`
-    projects: np.ndarray   # int32 codes into `names`; -1 for no project
-    names: dict            # name → code (sources and projects share the numbering)
-    rows: dict             # item id → row
-
-
-class Vectors:
-    """One process's copy of the vectors (see the module's docstring). Thread-safe: a refresh
-    holds a lock, searches read the snapshot they took."""
-
-    def __init__(self):
-        self._lock = threading.Lock()
-        self._snapshot = None
-        self._alias = None
-
-    def current(self, using="default"):
-        """The snapshot of the vectors as committed now (refreshed if the generation moved)."""
-        with connections[using].cursor() as cursor:
-            cursor.execute(f"SELECT generation FROM {STATE} WHERE id = 1")
-            row = cursor.fetchone()
-        generation = row[0] if row else 0
-        snapshot = self._snapshot
-        if snapshot is not None and snapshot.generation == generation and self._alias == using:
-            return snapshot
-        with self._lock:
-            snapshot = self._snapshot
-            if snapshot is None or self._alias != using or snapshot.generation != generation:
-                snapshot = self._refresh(snapshot if self._alias == using else None, using)
-                self._snapshot, self._alias = snapshot, using
-            return snapshot
-
-    def clear(self):
-        with self._lock:
-            self._snapshot = None
-
-    def _read(self, cursor, after):
-        cursor.execute(f"SELECT v.item_id, v.vector, i.source, coalesce(i.project, ''), v.seq FROM {TABLE} AS v"
-                       f" JOIN items AS i ON i.id = v.item_id WHERE v.seq > %s", [after])
-        return cursor.fetchall()
-
-    def _refresh(self, old, using):
-        with connections[using].cursor() as cursor:
-            cursor.execute(f"SELECT generation FROM {STATE} WHERE id = 1")
-            row = cursor.fetchone()
-            generation = row[0] if row else 0
-            if old is not None:
-                changed = self._read(cursor, old.generation)
-                cursor.execute(f"SELECT count(*) FROM {TABLE}")
-                total = cursor.fetchone()[0]
-                added = sum(1 for row in changed if row[0] not in old.rows)
-                if old.size + added == total:
-                    return self._merged(old, changed, generation)
-            return self._merged(None, self._read(cursor, -1), generation)
-
-    @staticmethod
-    def _merged(old, changed, generation):
-        """A snapshot with `changed` rows (item id, vector, source, project, seq) written into
-        `old`'s arrays in place (rows a search may be reading get either vector, both valid),
-        grown by copying when full."""
-        if old is None:
-            names, rows, size = {}, {}, 0
-            capacity = max(len(changed) + len(changed) // 4, 1024)
-            ids = np.zeros(capacity, dtype=np.int64)
-            matrix = np.zeros((capacity, DIM), dtype=np.float32)
-            sources = np.zeros(capacity, dtype=np.int32)
-            projects = np.full(capacity, -1, dtype=np.int32)
-        else:
-            names, rows, size = dict(old.names), dict(old.rows), old.size
-            ids, matrix, sources, projects = old.ids, old.matrix, old.sources, old.projects
-            fresh = sum(1 for row in changed if row[0] not in rows)
-            if size + fresh > len(ids):
-                capacity = (size + fresh) * 2
-                ids, matrix = _grown(ids, capacity), _grown(matrix, capacity)
-                sources, projects = _grown(sources, capacity), _grown(projects, capacity, fill=-1)
-        if not changed:
-            return _Snapshot(generation, size, ids, matrix, sources, projects, names, rows)
-        vectors = from_blobs([row[1] for row in changed])
-        for (item_id, _blob, source, project, _seq), vector in zip(changed, vectors, strict=True):
-            at = rows.get(item_id)
-            if at is None:
-                at = rows[item_id] = size
-                size += 1
-            ids[at] = item_id
-            matrix[at] = vector
-            sources[at] = names.setdefault(("source", source), len(names))
-            projects[at] = names.setdefault(("project", project), len(names)) if project else -1
-        return _Snapshot(generation, size, ids, matrix, sources, projects, names, rows)
-
-
-def _grown(array, capacity, fill=0):
-    out = np.full((capacity, *array.shape[1:]), fill, dtype=array.dtype)
-    out[:len(array)] = array
-    return out
-
-
-VECTORS = Vectors()
-
-
-def nearest(query, *, sources=None, source=None, project=None, limit, using="default"):
-    """[(item id, cosine similarity)] of the `limit` items closest in meaning to `query`,
-    best first (ties: higher id), among those of the given sources (a set of names, None for
-    all), source and project — a preselection by the cached codes; the caller applies the
-    real filters."""
-    snapshot = VECTORS.current(using)
-    if not snapshot.size or limit <= 0:
-        return []
-    vector = embed([query])[0]
-    if not vector.any():
-        return []
-    scores = snapshot.matrix[:snapshot.size] @ vector
-    mask = None
-    names = snapshot.names
-    if source is not None or sources is not None:
-        wanted = [source] if source is not None else sorted(sources)
-        codes = [names[("source", name)] for name in wanted if ("source", name) in names]
-        mask = np.isin(snapshot.sources[:snapshot.size], codes)
-    if project is not None:
-        code = names.get(("project", project))
-        kept = snapshot.projects[:snapshot.size] == (code if code is not None else -2)
-        mask = kept if mask is None else mask & kept
-    if mask is not None:
-        scores = np.where(mask, scores, -np.inf)
-    count = min(limit, snapshot.size)
-    top = np.argpartition(-scores, count - 1)[:count] if count < snapshot.size else np.arange(snapshot.size)
-    ids = snapshot.ids[:snapshot.size]
-    order = sorted(top, key=lambda at: (-scores[at], -ids[at]))
-    return [(int(ids[at]), float(scores[at])) for at in order if scores[at] > -np.inf]
+def similarities(query, ids, using="default"):
+    """{item id: cosine of the query's vector with the item's closest chunk} for those of
+    `ids` that have vectors ({} when the query has no word the model knows)."""
+    vector = embed(query)
+    if not vector.any() or not ids:
+        return {}
+    marks = ", ".join("%s" for _ in ids)
+    with connections[using].cursor() as cursor:
+        cursor.execute(f"SELECT item_id, chunks FROM {TABLE} WHERE item_id IN ({marks})", list(ids))
+        rows = [(item_id, blob) for item_id, blob in cursor.fetchall() if blob]
+    if not rows:
+        return {}
+    owners = np.repeat(np.arange(len(rows)), [len(blob) // DIM for _id, blob in rows])
+    cosines = from_blob(b"".join(blob for _id, blob in rows)) @ vector
+    best = np.full(len(rows), -np.inf, dtype=np.float32)
+    np.maximum.at(best, owners, cosines)
+    return {item_id: float(score) for (item_id, _blob), score in zip(rows, best, strict=True)}

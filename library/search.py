@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
-from library import records, snippets, store, terms, wordlists
+from library import meaning, records, snippets, store, terms, wordlists
 from library.errors import BadInput, NotFound
 from library.timeutil import from_db, iso, parse_when
 
@@ -505,7 +505,7 @@ def search(query, *, allowed_sources, project=None, source=None, since=None, lim
         return SearchResult(query=query, match=match, hits=hits, records_only=True)
     size = store.indexed_items()
     record, original = record_lookup(query, size), original_lookup(query, size)
-    hits = _fused(record, original, filters, limit=limit, offset=offset, now=now)
+    hits = _fused(record, original, filters, limit=limit, offset=offset, now=now, query=query)
     newest = (record.newest or original.newest) and not (record.ranks or original.ranks)
     return SearchResult(query=query, match=record.shown, original_match=original.shown, newest=newest,
                         hits=_explained(hits, query, match))
@@ -522,7 +522,7 @@ def search(query, *, allowed_sources, project=None, source=None, since=None, lim
 # reciprocal-rank fusion and against each index alone, on extractive and on model-written
 # records (bench/RESULTS.md).
 
-RECORD, ORIGINAL = "record", "original"
+RECORD, ORIGINAL, MEANING = "record", "original", "meaning"
 
 
 def _candidates(lookup, filters):
@@ -610,8 +610,9 @@ def _with_lists(lookup, filters):
 
 
 def fuse(record_rows, original_rows, *, record_weight, original_weight, recency_weight):
-    """Combine two candidate lists (`_candidates` rows) into [(id, score, occurred_at, matched_in)]
-    sorted by score, ties newer first, then higher id. Pure: bench/recall.py calls it too."""
+    """Combine two candidate lists (`_candidates` rows) into [(id, score, occurred_at,
+    matched_in, factor)] sorted by score, ties newer first, then higher id; `factor` is the
+    recency factor the relevance was multiplied by. Pure: bench/recall.py calls it too."""
     fused = {}
     for rows, weight, name in ((record_rows, record_weight, RECORD), (original_rows, original_weight, ORIGINAL)):
         best = max((row[1] for row in rows), default=0.0)
@@ -620,17 +621,39 @@ def fuse(record_rows, original_rows, *, record_weight, original_weight, recency_
             entry = fused.setdefault(item_id, [0.0, occurred_at, decay, []])
             entry[0] += share
             entry[3].append(name)
-    ranked = [
-        (item_id, total * ((1.0 - recency_weight) + recency_weight * decay), occurred_at, tuple(names))
-        for item_id, (total, occurred_at, decay, names) in fused.items()
-    ]
+    ranked = []
+    for item_id, (total, occurred_at, decay, names) in fused.items():
+        factor = (1.0 - recency_weight) + recency_weight * decay
+        ranked.append((item_id, total * factor, occurred_at, tuple(names), factor))
     ranked.sort(key=lambda row: (row[1], row[2], row[0]), reverse=True)
     return ranked
 
 
-def _fused(record, original, filters, *, limit, offset, now):
-    """The page of fused hits of two Lookups; each hit's `matched_in` names the indexes that
-    found it (held it among their best `candidate_pool` rows)."""
+def rerank(ranked, similarity, *, weight, depth):
+    """`fuse` rows with the first `depth` re-ranked by meaning: each gains `weight` times its
+    similarity (`similarity`: {id: cosine}) scaled from the lowest of them (0) to the highest
+    (1), before the recency factor; `matched_in` gains "meaning" from `meaning.SHOWN` up. The
+    rows below `depth` are left as they are (below every row above, which only gained). Pure:
+    bench/recall.py calls it too."""
+    head = ranked[:depth]
+    known = [similarity[row[0]] for row in head if row[0] in similarity]
+    if not weight or len(known) < 2 or max(known) <= min(known):
+        return ranked
+    low, span = min(known), max(known) - min(known)
+    out = []
+    for item_id, score, occurred_at, names, factor in head:
+        share = (similarity[item_id] - low) / span if item_id in similarity else 0.0
+        names = (*names, MEANING) if share >= meaning.SHOWN else names
+        out.append((item_id, score + weight * share * factor, occurred_at, names, factor))
+    out.sort(key=lambda row: (row[1], row[2], row[0]), reverse=True)
+    return out + ranked[depth:]
+
+
+def _fused(record, original, filters, *, limit, offset, now, query):
+    """The page of fused hits of two Lookups, the best re-ranked by meaning (`rerank`); each
+    hit's `matched_in` names the indexes that found it (held it among their best
+    `candidate_pool` rows), and "meaning" when its text is among the candidates' closest to
+    the query's meaning."""
     if filters.empty or (record.shown is None and original.shown is None):
         return []
     config = _search_config()
@@ -646,11 +669,16 @@ def _fused(record, original, filters, *, limit, offset, now):
     original_rows = _candidates(original, filters)
     ranked = fuse(record_rows, original_rows, record_weight=config["record_weight"],
                   original_weight=config["original_weight"], recency_weight=config["recency_weight"])
+    weight = config["meaning_weight"]
+    if weight and len(ranked) > 1 and meaning.applies(query):
+        depth = meaning.RERANK_DEPTH
+        ranked = rerank(ranked, meaning.similarities(query, [row[0] for row in ranked[:depth]]), weight=weight,
+                        depth=depth)
     page = ranked[offset:offset + limit]
     if not page:
         return []
     rows = _rows([row[0] for row in page])
-    return [replace(_hit(rows[item_id], score), matched_in=names) for item_id, score, _at, names in page]
+    return [replace(_hit(rows[item_id], score), matched_in=names) for item_id, score, _at, names, _factor in page]
 
 
 def _rows(ids):

@@ -245,8 +245,9 @@ def sync_items(items, using="default"):
                 cursor.executemany(_WORDS_INSERT, stale)
                 wordlists.add(cursor, wordlists.RECORD, [(row[0], row[1:-1]) for row in stale])
             held = meaning.digests(cursor, ids)
-            meaning.put(cursor, [(item.pk, row[-1], meaning.text_of(item))
-                                 for item, row in zip(batch, words, strict=True) if held.get(item.pk) != row[-1]])
+            texts = ((item.pk, meaning.text_of(item)) for item in batch)
+            embedded = ((item_id, digest(text), text) for item_id, text in texts)
+            meaning.put(cursor, [row for row in embedded if held.get(row[0]) != row[1]])
 
             cursor.execute(f"SELECT rowid, digest FROM {ORIGINAL_TABLE} WHERE rowid IN ({marks})", ids)
             held = dict(cursor.fetchall())
@@ -406,7 +407,7 @@ def rebuild(tokenizer=None, original_tokenizer=None, using="default", progress=N
 
 
 def fill_vectors(using="default", progress=None):
-    """Make every item's vector anew (`library.meaning`; migration 0013 and `rebuild`). Call
+    """Make every item's vectors anew (`library.meaning`; migration 0013 and `rebuild`). Call
     inside a transaction. Returns how many items it embedded."""
     from library.models import Item
 
@@ -415,10 +416,11 @@ def fill_vectors(using="default", progress=None):
     with connections[using].cursor() as cursor:
         meaning.create(cursor)
         meaning.clear(cursor)
-        items = Item.objects.using(using).order_by("pk").only("pk", *COLUMNS).iterator(chunk_size=2_000)
+        items = Item.objects.using(using).order_by("pk").only("pk", *COLUMNS, "original").iterator(chunk_size=200)
         for item in items:
-            batch.append((item.pk, record_digest(item), meaning.text_of(item)))
-            if len(batch) >= 2_000:
+            text = meaning.text_of(item)
+            batch.append((item.pk, digest(text), text))
+            if len(batch) >= 200:
                 meaning.put(cursor, batch)
                 done += len(batch)
                 batch = []
@@ -615,7 +617,8 @@ def check(using="default"):
 
 
 def _check_vectors(report, using):
-    """The item vectors against the items, by record digest, and the model that made them."""
+    """The item vectors against the items, by the digest of the text embedded, and the model
+    that made them."""
     from library.models import Item
 
     part = report.meaning = IndexReport(meaning.TABLE, MEANING_LABEL, configured_tokenizer=meaning.MODEL)
@@ -626,15 +629,15 @@ def _check_vectors(report, using):
         part.tokenizer = meaning.recorded_model(cursor)
         cursor.execute(f"SELECT count(*) FROM {meaning.TABLE}")
         part.rows = cursor.fetchone()[0]
-        expected = ((item.pk, record_digest(item)) for item in
-                    Item.objects.using(using).order_by("pk").only("pk", *COLUMNS).iterator(chunk_size=2_000))
+        expected = ((item.pk, digest(meaning.text_of(item))) for item in
+                    Item.objects.using(using).order_by("pk").only("pk", *COLUMNS, "original").iterator(chunk_size=500))
         _merge_compare(expected, meaning.index_rows(cursor), part)
     if part.missing:
-        report.problems.append(f"items without a vector: {_shown(part.missing)}; run `jezero reindex --only meaning`")
+        report.problems.append(f"items without vectors: {_shown(part.missing)}; run `jezero reindex --only meaning`")
     if part.extra:
         report.problems.append(f"vectors without an item: {_shown(part.extra)}; run `jezero reindex --only meaning`")
     if part.different:
-        report.problems.append(f"items whose vector was made from another record: {_shown(part.different)}; "
+        report.problems.append(f"items whose vectors were made from another text: {_shown(part.different)}; "
                                "run `jezero reindex --only meaning`")
     if part.tokenizer != meaning.MODEL:
         report.problems.append(f"the {MEANING_LABEL} were made by {part.tokenizer!r}, this version uses "

@@ -114,13 +114,3 @@ def wait_until(condition, *, timeout=10.0, what="the condition", ignoring=(), in
             raise AssertionError(f"waited {timeout:g} s for {what}")
         time.sleep(interval)
 
-
-@pytest.fixture(autouse=True)
-def _fresh_vector_cache():
-    """Each test starts with an empty in-memory copy of the item vectors: a rolled-back test
-    leaves the same generation numbers behind with other items (a library's generations only
-    ever grow)."""
-    from library import meaning
-
-    meaning.VECTORS.clear()
-    yield

@@ -1,116 +1,130 @@
-"""Issue 16: every item has a vector of its record's meaning (`library.meaning`), made by the
-packaged model with no network, kept in step with every write like the FTS indexes, checked,
-rebuilt and filled by a migration; each process's in-memory copy follows the writes."""
+"""Issue 16: search by meaning. Every item has vectors of what was said (`library.meaning`),
+made by the packaged model with no network, kept in step with every write like the FTS
+indexes, checked, rebuilt and filled by a migration; the fused search re-ranks its best
+candidates by them."""
 
 import numpy as np
 import pytest
 from django.db import connection
 
 from library import meaning, store
+from library import search as lib
 from library.models import Item
-from tests.conftest import make_item
+from library.search import ALL_SOURCES
+from tests.conftest import NOW, days_ago, make_item
 
 pytestmark = pytest.mark.django_db
 
+SESSIONS = {
+    "ci": "user: the workflow runs twice on every push, once for push and once for pull_request\n"
+          "assistant: I restricted the push trigger to main so each commit gets one build.",
+    "db": "user: the migration hangs\nassistant: ALTER TABLE orders is waiting on a lock held by a long "
+          "transaction; I set lock_timeout.",
+    "image": "user: the docker image is 1.2 GB\nassistant: switched to python:3.12-slim and a multi-stage "
+             "build, now 180 MB.",
+    "mail": "From: landlord. The November rent arrived late; please pay by the first of the month.",
+}
+
 
 def vectors():
-    """{item id: (digest, seq, vector)} as stored."""
+    """{item id: (digest, chunk vectors)} as stored."""
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT item_id, digest, seq, vector FROM {meaning.TABLE}")
-        return {row[0]: (row[1], row[2], meaning.from_blobs([row[3]])[0]) for row in cursor.fetchall()}
+        cursor.execute(f"SELECT item_id, digest, chunks FROM {meaning.TABLE}")
+        return {row[0]: (row[1], meaning.from_blob(row[2])) for row in cursor.fetchall()}
 
 
-def topics():
-    """Four records on four subjects, none sharing a content word with the questions below."""
-    return {
-        "ci": make_item(title="GitHub Actions ran every workflow twice",
-                        summary="The push and pull_request triggers both fired; restricted push to the main branch."),
-        "db": make_item(title="Postgres migration blocked by a lock timeout",
-                        summary="ALTER TABLE on orders waited for a long transaction.", project="shop"),
-        "image": make_item(title="Docker image shrunk with a slim base and multi-stage build",
-                           summary="From 1.2 GB to 180 MB.", project="shop", source="agent-other"),
-        "mail": make_item(title="Invoice reminder sent to the landlord",
-                          summary="The rent for November was paid late."),
-    }
+def sessions():
+    return {name: make_item(title=f"Session {name}", original=text) for name, text in SESSIONS.items()}
 
 
-def test_the_model_ships_in_the_package_and_ranks_by_meaning():
-    """No download: the weights and the tokenizer come from the installed wheel. A question
-    that shares no word with the record finds it first."""
-    items = topics()
-    near = meaning.nearest("make the container smaller", limit=4)
-    assert near[0][0] == items["image"].pk
-    assert meaning.nearest("schema change stuck waiting on a database", limit=1)[0][0] == items["db"].pk
-    assert len(near) == 4 and all(-1.0 <= score <= 1.0 for _id, score in near)
-    assert [score for _id, score in near] == sorted((score for _id, score in near), reverse=True)
+def test_the_packaged_model_finds_what_was_said_by_its_meaning():
+    """No download: weights and tokenizer come from the installed wheel. A question sharing no
+    word with the session is closest to the right one."""
+    items = sessions()
+    ids = [item.pk for item in items.values()]
+    for question, wanted in (("make the container smaller", "image"), ("schema change stuck waiting", "db"),
+                             ("overdue payment to the owner of the flat", "mail")):
+        close = meaning.similarities(question, ids)
+        assert max(close, key=close.get) == items[wanted].pk, question
+    assert meaning.similarities("", ids) == {}
 
 
-def test_every_write_keeps_the_vectors_and_an_unchanged_record_is_not_embedded_again():
-    item = make_item(title="Kestrel nest on the north tower", summary="Two chicks, ringed in May.")
-    first = vectors()[item.pk]
-    assert first[0] == store.record_digest(item)
-    assert np.linalg.norm(first[2]) == pytest.approx(1.0, abs=1e-3)
+def test_a_long_original_is_cut_into_chunks_and_its_closest_chunk_counts():
+    filler = " ".join(f"paragraph {n} about the garden fence and the hedge." for n in range(200))
+    item = make_item(title="Long session", original=f"{filler}\nuser: the docker image is too big, shrink it.")
+    chunks = vectors()[item.pk][1]
+    assert len(chunks) > 5 and np.allclose(np.linalg.norm(chunks, axis=1), 1.0, atol=1e-3)
+    other = make_item(title="Other", original=SESSIONS["mail"])
+    close = meaning.similarities("reduce the container image size", [item.pk, other.pk])
+    assert close[item.pk] > close[other.pk]
 
-    item.original = "user: a longer original text about the kestrels\nassistant: noted"
+
+def test_every_write_keeps_the_vectors_and_unchanged_text_is_not_embedded_again(monkeypatch):
+    embedded = []
+    real = meaning.chunk_vectors
+    monkeypatch.setattr(meaning, "chunk_vectors", lambda texts: embedded.extend(texts) or real(texts))
+    item = make_item(title="Kestrel nest", summary="Two chicks.", original="user: two kestrel chicks, ringed in May")
+    assert vectors()[item.pk][0] == store.digest(item.original) and len(embedded) == 1
+
+    item.title = "Kestrel nest on the north tower"      # the record changes, what was said does not
     item.save()
-    assert vectors()[item.pk][1] == first[1]        # the record did not change: same vector, same seq
+    assert len(embedded) == 1
 
-    item.title = "Peregrine falcon on the north tower"
+    item.original = "user: three kestrel chicks this year"
     item.save()
-    second = vectors()[item.pk]
-    assert second[0] == store.record_digest(item) and second[1] > first[1]
-    assert not np.allclose(second[2], first[2])
+    assert embedded[-1] == item.original and vectors()[item.pk][0] == store.digest(item.original)
 
-    Item.objects.filter(pk=item.pk).update(summary="Three chicks this year.")   # a queryset write
-    assert vectors()[item.pk][0] == store.record_digest(Item.objects.get(pk=item.pk))
+    Item.objects.filter(pk=item.pk).update(original="")      # a queryset write; no original: the record
+    assert vectors()[item.pk][0] == store.digest("Kestrel nest on the north tower\nTwo chicks.")
 
     item.delete()
     assert item.pk not in vectors()
     assert store.check().ok
 
 
-def test_a_processs_copy_follows_writes_deletes_and_filters():
-    items = topics()
-    first = meaning.VECTORS.current()
-    assert first.size == 4
-    added = make_item(title="Container registry cleanup", summary="Old image tags deleted from the registry.")
-    second = meaning.VECTORS.current()
-    assert second.size == 5 and second.generation > first.generation
-    assert second.matrix is first.matrix            # read only the new row, into the same arrays
-    assert added.pk in dict(meaning.nearest("container images", limit=5))
+def test_search_re_ranks_its_best_candidates_by_meaning(settings):
+    """Both sessions hold 'build' once and no other word of the question: lexically the
+    shorter one comes first; the question means the other."""
+    ci = make_item(title="Session one", original=SESSIONS["ci"], occurred_at=days_ago(2))
+    image = make_item(title="Session two", original=SESSIONS["image"], occurred_at=days_ago(2))
+    query = "build happening two times"
+    hits = lib.search(query, allowed_sources=ALL_SOURCES, now=NOW).hits
+    assert [hit.id for hit in hits] == [ci.pk, image.pk]
+    assert hits[0].matched_in == ("original", "meaning") and hits[1].matched_in == ("original",)
 
-    assert {i for i, _ in meaning.nearest("container", project="shop", limit=5)} == {items["image"].pk, items["db"].pk}
-    assert {i for i, _ in meaning.nearest("container", source="agent-other", limit=5)} == {items["image"].pk}
-    assert {i for i, _ in meaning.nearest("container", sources={"agent-test"}, limit=9)} == {
-        items["ci"].pk, items["db"].pk, items["mail"].pk, added.pk}
-    assert meaning.nearest("container", project="no-such-project", limit=5) == []
+    settings.JEZERO["search"]["meaning_weight"] = 0.0          # off: the lexical order
+    assert [hit.id for hit in lib.search(query, allowed_sources=ALL_SOURCES, now=NOW).hits] == [image.pk, ci.pk]
 
-    items["image"].delete()
-    third = meaning.VECTORS.current()
-    assert third.size == 4 and items["image"].pk not in third.rows
-    assert items["image"].pk not in dict(meaning.nearest("container images", limit=9))
+
+def test_meaning_never_adds_a_result_and_leaves_records_only_and_other_scripts_alone():
+    sessions()
+    assert lib.search("reduce container footprint", allowed_sources=ALL_SOURCES, now=NOW).hits == []
+    exact = lib.search("build", allowed_sources=ALL_SOURCES, now=NOW, records_only=True)
+    assert all(hit.matched_in == ("record",) for hit in exact.hits)
+    assert not meaning.applies("容器镜像太大") and not meaning.applies("образ докера")
+    assert meaning.applies("Docker-Image verkleinern") and meaning.applies("zmniejszyć obraz dockera")
 
 
 def test_check_sees_missing_stale_and_foreign_vectors_and_reindex_repairs_them():
-    items = topics()
+    items = sessions()
     with connection.cursor() as cursor:
         cursor.execute(f"DELETE FROM {meaning.TABLE} WHERE item_id = %s", [items["ci"].pk])
         cursor.execute(f"UPDATE {meaning.TABLE} SET digest = 'stale' WHERE item_id = %s", [items["db"].pk])
         cursor.execute(f"UPDATE {meaning.STATE} SET model = 'another model 64'")
     report = store.check()
     assert report.meaning.missing == [items["ci"].pk] and report.meaning.different == [items["db"].pk]
-    assert any("items without a vector" in problem for problem in report.problems)
+    assert any("items without vectors" in problem for problem in report.problems)
     assert any("made by 'another model 64'" in problem for problem in report.problems)
     assert store.rebuild(only="meaning") == 4
     assert store.check().ok
-    assert meaning.nearest("workflow triggered twice", limit=1)[0][0] == items["ci"].pk
+    assert items["ci"].pk in meaning.similarities("workflow", [items["ci"].pk])
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_migration_makes_a_vector_for_every_stored_item(capsys):
+def test_the_migration_makes_vectors_for_every_stored_item(capsys):
     from django.core.management import call_command
 
-    items = topics()
+    sessions()
     call_command("migrate", "library", "0012", verbosity=0)   # a library from before the vectors
     with connection.cursor() as cursor:
         assert not meaning.exists(cursor)
@@ -119,4 +133,3 @@ def test_the_migration_makes_a_vector_for_every_stored_item(capsys):
     assert f"{store.MEANING_LABEL}: 5/5 items" in capsys.readouterr().out
     assert set(vectors()) == {item.pk for item in Item.objects.all()}
     assert store.check().ok
-    assert meaning.nearest("smaller docker image", limit=1)[0][0] == items["image"].pk

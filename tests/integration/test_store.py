@@ -302,8 +302,8 @@ def test_check_reports_drift_in_the_record_word_index_and_reindex_repairs_it():
     assert any("items without a row in the record word index" in p for p in report.problems)
     assert any("items whose record word index text differs" in p for p in report.problems)
     assert store.rebuild(only="words") == 2
-    # The title changed behind the store's back: b's vector was made from the old record too.
-    assert store.check().problems == [f"items whose vector was made from another record: {b.pk}; "
+    # The title changed behind the store's back: b (no original) has vectors of its old record.
+    assert store.check().problems == [f"items whose vectors were made from another text: {b.pk}; "
                                       "run `jezero reindex --only meaning`"]
     assert store.rebuild(only="meaning") == 2
     assert store.check().ok

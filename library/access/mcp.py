@@ -111,8 +111,9 @@ def search(query: Query, ctx: Context, project: Project = None, source: Source =
                description="Rank by the records alone (title, summary, questions, atoms), not also by what was said."
            )] = False) -> Annotated[CallToolResult, SearchOut]:
     """Find past work: literal full-text search over each item's record (title, summary, questions, atoms) and over
-    what was said in the session, best first, newer work boosted. Each result says where it matched (matched_in:
-    "record", "original") and shows a snippet. Use two to five distinctive words; if nothing comes back, retry with
+    what was said in the session, best first, newer work boosted, the best re-ranked by meaning. Each result says
+    where it matched (matched_in: "record", "original", and "meaning" when what was said is close to the query's
+    meaning) and shows a snippet. Use two to five distinctive words; if nothing comes back, retry with
     a synonym, the singular or a fragment. Before relying on a decision, plan, status or number from a result, call
     later(item_id). records_only=true ranks by the records alone."""
     sources = _sources(ctx)

@@ -20,7 +20,8 @@ class ItemRow(Schema):
 
 
 class SearchRow(ItemRow):
-    matched_in: list[str]
+    matched_in: list[str] = Field(description='where it matched: "record", "original" (what was said) and '
+                                              '"meaning" (what was said is among the closest to the query\'s meaning)')
     snippet: str
 
 

@@ -3,6 +3,8 @@ made by the packaged model with no network, kept in step with every write like t
 indexes, checked, rebuilt and filled by a migration; the fused search re-ranks its best
 candidates by them."""
 
+import re
+
 import numpy as np
 import pytest
 from django.db import connection
@@ -82,7 +84,7 @@ def test_every_write_keeps_the_vectors_and_unchanged_text_is_not_embedded_again(
     assert store.check().ok
 
 
-def test_search_re_ranks_its_best_candidates_by_meaning(settings):
+def test_search_re_ranks_its_best_candidates_by_meaning(settings, monkeypatch):
     """Both sessions hold 'build' once and no other word of the question: lexically the
     shorter one comes first; the question means the other."""
     ci = make_item(title="Session one", original=SESSIONS["ci"], occurred_at=days_ago(2))
@@ -92,8 +94,17 @@ def test_search_re_ranks_its_best_candidates_by_meaning(settings):
     assert [hit.id for hit in hits] == [ci.pk, image.pk]
     assert hits[0].matched_in == ("original", "meaning") and hits[1].matched_in == ("original",)
 
-    settings.JEZERO["search"]["meaning_weight"] = 0.0          # off: the lexical order
+    monkeypatch.setitem(settings.JEZERO["search"], "meaning_weight", 0.0)    # off: the lexical order
     assert [hit.id for hit in lib.search(query, allowed_sources=ALL_SOURCES, now=NOW).hits] == [image.pk, ci.pk]
+
+
+def test_the_search_page_says_which_result_is_close_in_meaning(client, people):
+    make_item(title="Session one", original=SESSIONS["ci"], occurred_at=days_ago(2))
+    make_item(title="Session two", original=SESSIONS["image"], occurred_at=days_ago(2))
+    client.force_login(people["plain"])
+    page = client.get("/", {"q": "build happening two times"}).content.decode()
+    found = re.findall(r'<span class="matched"[^>]*>([^<]*)</span>', page)
+    assert found == ["found in what was said, close in meaning", "found in what was said"]
 
 
 def test_meaning_never_adds_a_result_and_leaves_records_only_and_other_scripts_alone():

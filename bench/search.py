@@ -365,6 +365,7 @@ def sizes(connection, db_path):
         "record": _shadow(tables, "items_fts"),
         "original": _shadow(tables, "items_original_fts"),
         "words": _shadow(tables, "items_words"),
+        "vectors": tables.get("items_vectors", 0),
         "lists": {name: sum(size for table, size in tables.items() if table.startswith((f"{index}_lists", f"{index}_common")))
                   for name, index in (("original", "items_original_fts"), ("record", "items_words"))},
         "items_table": sum(size for name, size in tables.items() if name in items_btrees),
@@ -376,8 +377,8 @@ def sizes(connection, db_path):
 
 # The variants timed, in the order of the report; the first two are raw FTS5 queries.
 VARIANTS = ("record_floor", "original_floor", "records_only", "fused", "fused_source", "fused_project",
-            "fused_no_lists")
-FUSED = ("fused", "fused_source", "fused_project", "fused_no_lists")
+            "fused_no_lists", "fused_no_meaning")
+FUSED = ("fused", "fused_source", "fused_project", "fused_no_lists", "fused_no_meaning")
 
 
 def child(args):
@@ -516,6 +517,7 @@ def child(args):
         "fused_source": searching(source=qsources),
         "fused_project": searching(project=qprojects),
         "fused_no_lists": searching(lists=False),
+        "fused_no_meaning": searching({"meaning_weight": 0.0}),
     }
     assert tuple(variants) == VARIANTS
 
@@ -617,6 +619,7 @@ LABELS = {
     "fused_source": "`search(source=)` fused",
     "fused_project": "`search(project=)` fused",
     "fused_no_lists": "`search()` fused without the common-word lists (as before them)",
+    "fused_no_meaning": "`search()` fused, not re-ranked by meaning (`meaning_weight` 0, as before issue 16)",
 }
 TABLE_HEAD = ("ms", "wall p50", "wall p95", "wall max", "CPU p50", "CPU p95", "CPU max",
               "÷ records-only p50 / p95 (CPU)", "vs records-only (CPU)", "vs both floors (CPU)")
@@ -743,6 +746,8 @@ def render(results, info, command):
                  sb.get("lists", {}).get("original", 0), sa.get("lists", {}).get("original", 0)),
                 ("common-word lists of the record word index (`items_words_lists`, `_common`)",
                  sb.get("lists", {}).get("record", 0), sa.get("lists", {}).get("record", 0)),
+                ("item vectors (`items_vectors`, issue 16: int8 chunks of the originals)", sb.get("vectors", 0),
+                 sa.get("vectors", 0)),
                 ("record index (`items_fts_*`)", sb["record"]["total"], sa["record"]["total"]),
                 ("… index (`_data` + `_idx`)", sb["record"]["index"], sa["record"]["index"]),
                 ("… content copy (`_content`)", sb["record"]["content"], sa["record"]["content"]),

@@ -179,6 +179,19 @@ def test_check_sees_a_damaged_word_index_and_reindex_repairs_it(library, table, 
     assert library("check").returncode == 0
 
 
+def test_check_sees_missing_item_vectors_and_reindex_only_meaning_makes_them(library):
+    assert "item vectors: 3  model: 'wordllama l2_supercat 256, chunks of 256 tokens'" in library("check").stdout
+    db = sqlite3.connect(library.data / "jezero.sqlite3")
+    db.execute("DELETE FROM items_vectors WHERE item_id = 3")
+    db.commit()
+    db.close()
+    proc = library("check", ok=False)
+    assert "items without vectors: 3; run `jezero reindex --only meaning`" in proc.stdout
+    out = json.loads(library("reindex", "--only", "meaning", "--json").stdout)
+    assert out["indexed"] == 3 and out["vectors_model"].startswith("wordllama") and out["tokenizers"] == {}
+    assert library("check").returncode == 0
+
+
 def test_optimize_merges_the_indexes_and_says_how_many_common_words_have_lists(library):
     # Three items: no word is held by more than wordlists.LIST_FLOOR of them, so none has a list.
     assert json.loads(library("optimize", "--json").stdout) | {"seconds": 0} == {

@@ -6,8 +6,9 @@ from library.cli import Verb
 
 
 class Command(Verb):
-    help = ("Verify the library: Django's system checks, items and the three full-text indexes agree (count and content), "
-            "FTS5 integrity-check, and each index's tokenizer. Exits 1 on any difference.")
+    help = ("Verify the library: Django's system checks, items and the three full-text indexes and the item vectors "
+            "agree (count and content), FTS5 integrity-check, each index's tokenizer and the vectors' model. Exits 1 "
+            "on any difference.")
     system_checks = "none"  # run below, reported together with the index check
 
     def handle(self, *args, **opts):
@@ -22,6 +23,7 @@ class Command(Verb):
             self.stdout.write(f"items: {report.items}  index rows: {report.indexed}  tokenizer: {report.tokenizer!r}")
             for part in (report.words, report.original):
                 self.stdout.write(f"{part.label} rows: {part.rows}  tokenizer: {part.tokenizer!r}")
+            self.stdout.write(f"{report.meaning.label}: {report.meaning.rows}  model: {report.meaning.tokenizer!r}")
             for problem in problems:
                 self.stdout.write(f"PROBLEM: {problem}")
             if not problems:

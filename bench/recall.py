@@ -278,6 +278,16 @@ def configurations(experiments):
     configs = {
         "records-only (§7)": ("search", {"records_only": True}),
         "fused (default)": ("search", {}),
+        # Issue 15's first stage leaves common terms out of the record list only in a library
+        # of more than COMMON_FLOOR / RECORD_SHARE items (20,000); without the floor it does so
+        # here (and of the original-text list too with `search.original_common_share` 0.05).
+        "fused, common terms left out of the record list at any size": ("search", {}, {"COMMON_FLOOR": 0}),
+        "fused, common terms left out of both lists at any size": (
+            "search", {}, {"COMMON_FLOOR": 0, "original_common_share": 0.05}),
+        # The alternatives below ("fuse") are lexical: compare them with "lexical fused".
+        "fused, trigram record list (before issue 15)": ("fuse", {"record_weight": 1.0, "original_weight": 2.0,
+                                                                  "trigram": True}),
+        "original only": ("fuse", {"record_weight": 0.0, "original_weight": 1.0}),
         # Issue 16: the best 50 re-ranked by meaning (library.meaning), off and at other weights.
         "lexical fused (meaning_weight 0)": ("search", {}, {"meaning_weight": 0.0}),
         "lexical + meaning, weight 0.5": ("search", {}, {"meaning_weight": 0.5}),

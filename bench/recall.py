@@ -582,7 +582,9 @@ def render(results, build_info, notes, command):
     for note in notes:
         lines.append(f"- Note: {note}")
     configs = list(dict.fromkeys(name for r in results.values() for name in r["ranks"]))
-    main = ["records-only (§7)", "fused (default)", "original only"]
+    # The three configurations of issue 16 side by side (the default re-ranks by meaning), and
+    # the original-text index alone.
+    main = ["records-only (§7)", "lexical fused (meaning_weight 0)", "fused (default)", "original only"]
     for form, title in (("keywords", "Keyword queries"), ("question", "Natural questions"),
                         ("question_en", "Non-English sessions asked in English")):
         lines += ["", f"## {title}", "", "### Base library", "", table(base, main, groups_of(qs), form)]
@@ -592,9 +594,10 @@ def render(results, build_info, notes, command):
                       f"items with synthetic originals added)", "", table(grown, main, groups_of(qs), form)]
         if "large" in results:
             large = results["large"]
-            names = [name for name in large["ranks"] if name not in main[2:]]
+            names = [name for name in large["ranks"] if name not in main]
             lines += ["", f"### Grown to {large['info']['items']:,} items ({large['info']['added']:,} synthetic items "
                       f"with synthetic originals added; `--large`)", "",
+                      table(large, [name for name in main[:3] if name in large["ranks"]], groups_of(qs), form), "",
                       "Issue 15's first stage leaves common terms out only in a library of more than 20,000 items: "
                       "this is where it acts. *no term left out* is the same search without that.", "",
                       table(large, names, groups_of(qs)[:1], form)]
@@ -606,9 +609,9 @@ def render(results, build_info, notes, command):
             plain = results["base" if label == "base" else "grown"]
             lines += ["", f"### Model-quality records, {label} library ({len(hand['info']['sessions'])} sessions with "
                       f"hand-written records; only their {len(hq)} questions)", "",
-                      table(hand, main[:2], groups_of(hq)[:4], form),
+                      table(hand, main[:3], groups_of(hq)[:4], form),
                       "", f"The same questions on the {label} library with extractive records:", "",
-                      table(plain, main[:2], [("same questions", [q["id"] for q in hq])], form)]
+                      table(plain, main[:3], [("same questions", [q["id"] for q in hq])], form)]
     extra = [name for name in configs if name not in main]
     if extra:
         lines += ["", "## Alternatives measured", "",

@@ -206,8 +206,11 @@ def similarities(query, ids, using="default"):
         rows = [(item_id, blob) for item_id, blob in cursor.fetchall() if blob]
     if not rows:
         return {}
-    owners = np.repeat(np.arange(len(rows)), [len(blob) // DIM for _id, blob in rows])
-    cosines = from_blob(b"".join(blob for _id, blob in rows)) @ vector
-    best = np.full(len(rows), -np.inf, dtype=np.float32)
-    np.maximum.at(best, owners, cosines)
+    # One pass each over the chunks as stored: the dot products, then the norms (the bytes'
+    # scale cancels out), then each item's best, its chunks being contiguous.
+    chunks = np.frombuffer(b"".join(blob for _id, blob in rows), dtype=np.int8).reshape(-1, DIM).astype(np.float32)
+    norms = np.sqrt(np.einsum("ij,ij->i", chunks, chunks))
+    cosines = np.divide(chunks @ vector, norms, out=np.zeros(len(chunks), dtype=np.float32), where=norms > 0)
+    starts = np.cumsum([0] + [len(blob) // DIM for _id, blob in rows[:-1]])
+    best = np.maximum.reduceat(cosines, starts)
     return {item_id: float(score) for (item_id, _blob), score in zip(rows, best, strict=True)}

@@ -10,11 +10,12 @@ summary and questions). A search embeds the query the same way (well under a mil
 and an item's similarity is that of its closest chunk: the part of the session that talks
 about what the query asks.
 
-bench/recall.py chose this form (bench/RESULTS-recall.md, "Meaning"): a vector of the record
-alone did not help, and a list of the whole library's nearest chunks would cost a scan of
-every chunk per query; re-ranking the lexical candidates by their closest chunk moved
-question and keyword recall@1 up at every size, and costs reading the chunks of RERANK_DEPTH
-items. The model reads English (and Latin-script text) well and other scripts poorly, so a
+Measurement chose this form (bench/RESULTS.md "Search by meaning", bench/RESULTS-recall.md,
+bench/RESULTS-meaning-variants.md): a vector of the record alone did not help, and a list of
+the whole library's nearest chunks would cost a scan of every chunk per query; re-ranking
+the lexical candidates by their closest chunk moved question and keyword recall@1 up at
+every size, and costs reading the chunks of RERANK_DEPTH items. Meaning never adds a result
+the words did not find. The model reads English (and Latin-script text) well and other scripts poorly, so a
 query written mostly in another script is left to the lexical ranking (`applies`).
 
 Tables, written only through `library.store` (which keeps them in step with the items, in

@@ -23,6 +23,10 @@ Three FTS5 tables, rowid = item id, all kept in step with the items by this modu
   indexes, so `check` compares it without a copy. `items_fts` stays SPEC §7's index, the one
   `records_only` ranks by and the record snippets come from.
 
+The same calls keep the item vectors of the search by meaning (`items_vectors`, whose rows
+`library.meaning` makes): rewritten only when the text they were made from changes (by
+digest), checked, rebuilt (`rebuild(only="meaning")`) and filled by migration 0013.
+
 Writers call `sync_items` / `sync_ids` / `forget` inside the transaction that changes the
 items (the `Item` model and its queryset do this for every ORM write). `rebuild` recreates
 the tables with the configured tokenizers, `check` compares them with the items and runs
@@ -236,8 +240,7 @@ def sync_items(items, using="default"):
             # retagging does not re-tokenise an original, re-summarising does not touch it.
             cursor.execute(f"SELECT rowid, digest FROM {WORDS_TABLE} WHERE rowid IN ({marks})", ids)
             held = dict(cursor.fetchall())
-            words = [_words_row(item) for item in batch]
-            stale = [row for row in words if held.get(row[0]) != row[-1]]
+            stale = [row for row in map(_words_row, batch) if held.get(row[0]) != row[-1]]
             if stale:
                 replaced = [row[0] for row in stale if row[0] in held]
                 _delete_rows(cursor, WORDS_TABLE, replaced)

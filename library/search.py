@@ -635,9 +635,12 @@ def rerank(ranked, similarity, *, weight, depth):
     similarity (`similarity`: {id: cosine}) scaled from the lowest of them (0) to the highest
     (1), before the recency factor; a row the model could not judge (not in `similarity`)
     gains the median of the others' shares, neither pushed down nor up. `matched_in` gains
-    "meaning" from `meaning.SHOWN` up. The rows below `depth` are left as they are (below
-    every row above, which only gained). Pure: bench/recall.py calls it too."""
-    head = ranked[:depth]
+    "meaning" from `meaning.SHOWN` up. Only rows that the words ranked are re-ranked: the
+    rows below `depth`, and those listed by date (relevance 0: the newest items holding a
+    common word), stay as they are, below every row above, which only gained. Pure:
+    bench/recall.py calls it too."""
+    head = [row for row in ranked[:depth] if row[1] > 0]
+    depth = len(head)   # `ranked` is sorted by score: the rows of relevance 0 come last
     known = [similarity[row[0]] for row in head if row[0] in similarity]
     if not weight or len(known) < 2 or max(known) <= min(known):
         return ranked
@@ -674,10 +677,10 @@ def _fused(record, original, filters, *, limit, offset, now, query):
     ranked = fuse(record_rows, original_rows, record_weight=config["record_weight"],
                   original_weight=config["original_weight"], recency_weight=config["recency_weight"])
     weight = config["meaning_weight"]
-    if weight and len(ranked) > 1 and meaning.applies(query):
+    if weight and len(ranked) > 1 and ranked[1][1] > 0 and meaning.applies(query):
         depth = meaning.RERANK_DEPTH
-        ranked = rerank(ranked, meaning.similarities(query, [row[0] for row in ranked[:depth]]), weight=weight,
-                        depth=depth)
+        judged = [row[0] for row in ranked[:depth] if row[1] > 0]
+        ranked = rerank(ranked, meaning.similarities(query, judged), weight=weight, depth=depth)
     page = ranked[offset:offset + limit]
     if not page:
         return []

@@ -10,6 +10,13 @@ from tests.conftest import NOW, days_ago, make_item
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True)
+def _lexical(jezero_config):
+    """These tests are about the two lexical lists and their fusion, score for score; the
+    re-rank by meaning that follows is tests/integration/test_meaning.py's."""
+    jezero_config("search", meaning_weight=0.0)
+
+
 def find(query, **kwargs):
     kwargs.setdefault("allowed_sources", ALL_SOURCES)
     kwargs.setdefault("now", NOW)

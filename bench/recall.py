@@ -293,7 +293,6 @@ def configurations(experiments):
         "lexical + meaning, weight 0.5": ("search", {}, {"meaning_weight": 0.5}),
         "lexical + meaning, weight 2.0": ("search", {}, {"meaning_weight": 2.0}),
         "lexical + meaning, queries in any script": ("search", {}, {"meaning__OTHER_SCRIPT_SHARE": 1.0}),
-        "lexical + meaning, records in any script judged": ("search", {}, {"meaning__READ_OTHER_SCRIPTS": True}),
         "lexical + meaning, best 20 re-ranked": ("search", {}, {"meaning__RERANK_DEPTH": 20}),
         "lexical + meaning, best 100 re-ranked": ("search", {}, {"meaning__RERANK_DEPTH": 100}),
     }

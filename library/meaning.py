@@ -45,7 +45,6 @@ DIM = 256
 CHUNK_TOKENS = 256      # tokens per chunk of an original (bench/recall.py: better than the whole text, or its start)
 MODEL = f"wordllama {CONFIG} {DIM}, chunks of {CHUNK_TOKENS} tokens"
 RERANK_DEPTH = 50       # the fused candidates re-ranked by meaning (bench/recall.py)
-READ_OTHER_SCRIPTS = False   # judge records in other scripts too (bench/recall.py measures it)
 SHOWN = 0.5             # `matched_in` says "meaning" from this normalised similarity up
 OTHER_SCRIPT_SHARE = 0.3   # a query with more of its letters outside ASCII is not re-ranked
 _BATCH = 64             # texts per call to the tokenizer
@@ -198,17 +197,14 @@ def index_rows(cursor):
 
 def similarities(query, ids, using="default"):
     """{item id: cosine of the query's vector with the item's closest chunk} for those of
-    `ids` that have vectors and a record the model can read (`applies` to its title and
-    summary: the model cannot judge a session held in another script, so it is left out
-    rather than marked far); {} when the query has no word the model knows."""
+    `ids` that have vectors ({} when the query has no word the model knows)."""
     vector = embed(query)
     if not vector.any() or not ids:
         return {}
     marks = ", ".join("%s" for _ in ids)
     with connections[using].cursor() as cursor:
-        cursor.execute(f"SELECT v.item_id, v.chunks, i.title || ' ' || i.summary FROM {TABLE} AS v"
-                       f" JOIN items AS i ON i.id = v.item_id WHERE v.item_id IN ({marks})", list(ids))
-        rows = [(item_id, blob) for item_id, blob, record in cursor.fetchall() if blob and (READ_OTHER_SCRIPTS or applies(record))]
+        cursor.execute(f"SELECT item_id, chunks FROM {TABLE} WHERE item_id IN ({marks})", list(ids))
+        rows = [(item_id, blob) for item_id, blob in cursor.fetchall() if blob]
     if not rows:
         return {}
     # One pass each over the chunks as stored: the dot products, then the norms (the bytes'

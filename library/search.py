@@ -9,7 +9,6 @@ User text reaches FTS5 only through `build_match_query`, which quotes every term
 always as a bound parameter.
 """
 
-import statistics
 from dataclasses import dataclass, replace
 from datetime import datetime
 from fnmatch import fnmatchcase
@@ -633,8 +632,7 @@ def fuse(record_rows, original_rows, *, record_weight, original_weight, recency_
 def rerank(ranked, similarity, *, weight, depth):
     """`fuse` rows with the first `depth` re-ranked by meaning: each gains `weight` times its
     similarity (`similarity`: {id: cosine}) scaled from the lowest of them (0) to the highest
-    (1), before the recency factor; a row the model could not judge (not in `similarity`)
-    gains the median of the others' shares, neither pushed down nor up. `matched_in` gains
+    (1), before the recency factor (a row without vectors gains nothing). `matched_in` gains
     "meaning" from `meaning.SHOWN` up. Only rows that the words ranked are re-ranked: the
     rows below `depth`, and those listed by date (relevance 0: the newest items holding a
     common word), stay as they are, below every row above, which only gained. Pure:
@@ -645,12 +643,10 @@ def rerank(ranked, similarity, *, weight, depth):
     if not weight or len(known) < 2 or max(known) <= min(known):
         return ranked
     low, span = min(known), max(known) - min(known)
-    neutral = statistics.median((value - low) / span for value in known)
     out = []
     for item_id, score, occurred_at, names, factor in head:
-        judged = item_id in similarity
-        share = (similarity[item_id] - low) / span if judged else neutral
-        names = (*names, MEANING) if judged and share >= meaning.SHOWN else names
+        share = (similarity[item_id] - low) / span if item_id in similarity else 0.0
+        names = (*names, MEANING) if share >= meaning.SHOWN else names
         out.append((item_id, score + weight * share * factor, occurred_at, names, factor))
     out.sort(key=lambda row: (row[1], row[2], row[0]), reverse=True)
     return out + ranked[depth:]

@@ -116,18 +116,15 @@ def test_meaning_never_adds_a_result_and_leaves_records_only_and_other_scripts_a
     assert meaning.applies("Docker-Image verkleinern") and meaning.applies("zmniejszyć obraz dockera")
 
 
-def test_a_session_in_another_script_is_not_judged_by_the_model_and_keeps_its_place():
-    """The model reads English; a record in Chinese gets no similarity from it, and the
-    re-rank gives it the median share of the others instead of the lowest."""
-    english = make_item(title="Session one", original=SESSIONS["image"])
-    chinese = make_item(title="构建镜像太大", summary="把镜像缩小到一百兆。", original="用户：镜像太大了 build 失败")
-    assert set(meaning.similarities("docker image build", [english.pk, chinese.pk])) == {english.pk}
-
-    rows = [(1, 3.0, "c", ("original",), 1.0), (2, 2.0, "b", ("original",), 1.0), (3, 1.0, "a", ("original",), 1.0)]
-    reranked = lib.rerank(rows, {1: 0.1, 3: 0.5}, weight=1.0, depth=3)
-    # 1: 3.0 + 0 = 3.0; 2 (not judged): 2.0 + median(0, 1) = 2.5; 3: 1.0 + 1 = 2.0
+def test_rerank_scales_closeness_over_the_rows_the_words_ranked_and_leaves_the_rest():
+    rows = [(1, 3.0, "c", ("original",), 1.0), (2, 2.0, "b", ("original",), 1.0), (3, 1.0, "a", ("original",), 0.5),
+            (4, 0.0, "d", ("original",), 1.0)]     # 4: listed by date (relevance 0)
+    reranked = lib.rerank(rows, {1: 0.25, 2: 0.5, 3: 0.75, 4: 1.0}, weight=2.0, depth=4)
+    # 1: 3.0 + 2·0 = 3.0; 2: 2.0 + 2·0.5 = 3.0 (older: after 1); 3: 1.0 + 2·1·0.5 (its recency factor) = 2.0
     assert [(row[0], row[1], row[3]) for row in reranked] == [
-        (1, 3.0, ("original",)), (2, 2.5, ("original",)), (3, 2.0, ("original", "meaning"))]
+        (1, 3.0, ("original",)), (2, 3.0, ("original", "meaning")), (3, 2.0, ("original", "meaning")),
+        (4, 0.0, ("original",))]
+    assert lib.rerank(rows, {1: 0.4, 2: 0.4}, weight=1.0, depth=4) == rows     # nothing to tell apart
 
 
 def test_check_sees_missing_stale_and_foreign_vectors_and_reindex_repairs_them():

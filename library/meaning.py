@@ -30,13 +30,10 @@ the same transaction, like the FTS indexes):
 """
 
 import functools
-import logging
 from pathlib import Path
 
 import numpy as np
 from django.db import connections
-
-logger = logging.getLogger(__name__)
 
 TABLE = "items_vectors"
 STATE = "items_vectors_state"
@@ -155,18 +152,15 @@ def clear(cursor):
 
 
 def digests(cursor, ids):
-    """{item id: digest} of the vectors these items have ({} before migration 0013)."""
-    if not exists(cursor):
-        return {}
+    """{item id: digest} of the vectors these items have."""
     marks = ", ".join("%s" for _ in ids)
     cursor.execute(f"SELECT item_id, digest FROM {TABLE} WHERE item_id IN ({marks})", list(ids))
     return dict(cursor.fetchall())
 
 
 def put(cursor, rows):
-    """Write the vectors of [(item id, digest, text)], replacing any they had. Nothing before
-    migration 0013 made the tables."""
-    if not rows or not exists(cursor):
+    """Write the vectors of [(item id, digest, text)], replacing any they had."""
+    if not rows:
         return
     vectors = chunk_vectors([text for _id, _digest, text in rows])
     cursor.executemany(f"INSERT OR REPLACE INTO {TABLE} (item_id, digest, chunks) VALUES (%s, %s, %s)",

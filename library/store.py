@@ -247,14 +247,17 @@ def sync_items(items, using="default"):
                 wordlists.forget(cursor, wordlists.RECORD, replaced)
                 cursor.executemany(_WORDS_INSERT, stale)
                 wordlists.add(cursor, wordlists.RECORD, [(row[0], row[1:-1]) for row in stale])
-            held = meaning.digests(cursor, ids)
-            texts = ((item.pk, meaning.text_of(item)) for item in batch)
-            embedded = ((item_id, digest(text), text) for item_id, text in texts)
-            meaning.put(cursor, [row for row in embedded if held.get(row[0]) != row[1]])
+            said = {item.pk: digest(item.original) for item in batch}   # each original hashed once
+            if meaning.exists(cursor):   # not before migration 0013
+                held = meaning.digests(cursor, ids)
+                texts = ((item, meaning.text_of(item)) for item in batch)
+                embedded = ((item.pk, said[item.pk] if text is item.original else digest(text), text)
+                            for item, text in texts)
+                meaning.put(cursor, [row for row in embedded if held.get(row[0]) != row[1]])
 
             cursor.execute(f"SELECT rowid, digest FROM {ORIGINAL_TABLE} WHERE rowid IN ({marks})", ids)
             held = dict(cursor.fetchall())
-            stale = [item for item in batch if held.get(item.pk) != digest(item.original)]
+            stale = [item for item in batch if held.get(item.pk) != said[item.pk]]
             if stale:
                 replaced = [item.pk for item in stale if item.pk in held]
                 _delete_rows(cursor, ORIGINAL_TABLE, replaced)

@@ -60,29 +60,22 @@ def site(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("settings")
     notes = tmp / "notes"
     notes.mkdir()
-    note = notes / "insurance.md"
-    note.write_text(NOTE)
-    old = time.time() - 2 * 86_400
-    os.utime(note, (old, old))
     site = Site(tmp, JEZERO_ADMIN_PASSWORD=ADMIN_PASSWORD)
     for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY_FILE"):
         site.env.pop(name, None)
     site.jezero("init")
-    site.jezero("connector", "add", "markdown", "notes-home", "--path", str(notes))
-    _clear_of_the_schedule()
+    # A week between scheduled runs, and its last run before the note existed: the worker's
+    # five-minute tick (library.tasks) must not store the note before the test's "Run now"
+    # does (it did, in CI, whenever the tick fell inside the test).
+    site.jezero("connector", "add", "markdown", "notes-home", "--path", str(notes), "--interval-minutes", "10080")
+    site.jezero("run", "--connector", "notes-home")
+    note = notes / "insurance.md"
+    note.write_text(NOTE)
+    old = time.time() - 2 * 86_400
+    os.utime(note, (old, old))
     site.start()
     yield site
     site.stop()
-
-
-def _clear_of_the_schedule(margin=150):
-    """The worker runs due connectors at every fifth minute of the clock (library.tasks): one
-    falling inside this test would store the note before its "Run now" does (twice seen in CI,
-    at 00:35:15 and 01:15). When the next one is less than `margin` seconds away, start the
-    site once it has passed (a worker started within that minute still runs it)."""
-    left = 300 - time.time() % 300
-    if left < margin:
-        time.sleep(left + 65)
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,11 @@ from concurrent.futures import ThreadPoolExecutor  # noqa: E402
 
 import django  # noqa: E402
 from asgiref.sync import ThreadSensitiveContext, sync_to_async  # noqa: E402
-from django.core.handlers.asgi import ASGIHandler  # noqa: E402
+from django.core import signals  # noqa: E402
+from django.core.exceptions import RequestAborted  # noqa: E402
+from django.core.handlers import base  # noqa: E402
+from django.core.handlers.asgi import ASGIHandler, get_script_prefix  # noqa: E402
+from django.urls import set_script_prefix  # noqa: E402
 
 
 class RequestThreads:
@@ -50,10 +54,21 @@ class RequestThreads:
 
 
 class DjangoApp(ASGIHandler):
-    """Django's ASGI handler, each request's synchronous code (middleware, views, the ORM) on
-    a thread of `RequestThreads` instead of a new one (issue 15, bench/RESULTS-serve.md)."""
+    """Django's ASGI handler with the request's synchronous part in one step on a thread of
+    `RequestThreads` (issue 15, bench/RESULTS-serve.md). Django's own handler, with these
+    synchronous views and middleware, moves between the event loop and a thread five times
+    a request (the request_started signal, the middleware above and below the one that can
+    run async, the view, closing the response), each a wake-up of both; here the request is
+    read on the loop, then the signal, the middleware chain, the view and, unless the
+    response streams, its closing run in one call on the thread, as under WSGI, and the
+    response is sent from the loop. A streaming response (a static file) is read on the
+    thread a block at a time, and closed there once sent."""
 
     threads = RequestThreads()
+
+    def __init__(self):
+        base.BaseHandler.__init__(self)
+        self.load_middleware(is_async=False)
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -64,6 +79,43 @@ class DjangoApp(ASGIHandler):
                 await self.handle(scope, receive, send)
         finally:
             self.threads.give(executor)
+
+    async def handle(self, scope, receive, send):
+        try:
+            body_file = await self.read_body(receive)
+        except RequestAborted:
+            return
+        try:
+            response = await sync_to_async(self.respond, thread_sensitive=True)(scope, body_file)
+            await self.send_response(response, send)
+            if response.streaming:
+                await sync_to_async(response.close, thread_sensitive=True)()
+        finally:
+            body_file.close()
+
+    def respond(self, scope, body_file):
+        """The response to one request, on the request's thread: WSGIHandler.__call__'s steps
+        for an ASGI request; a response that does not stream is closed here (the
+        request_finished signal), its content already in hand."""
+        set_script_prefix(get_script_prefix(scope))
+        signals.request_started.send(sender=self.__class__, scope=scope)
+        request, response = self.create_request(scope, body_file)
+        if request is not None:
+            response = self.get_response(request)
+        response._handler_class = self.__class__
+        if not response.streaming:
+            response.close()
+        elif not response.is_async:   # a static file: read on this thread a block at a time
+            response.streaming_content = _on_this_thread(response.streaming_content)
+        return response
+
+
+async def _on_this_thread(chunks):
+    """A synchronous iterator's items, each read on the request's thread (Django would read
+    them all into a list first, with a warning)."""
+    read = sync_to_async(next, thread_sensitive=True)
+    while (chunk := await read(chunks, None)) is not None:
+        yield chunk
 
 
 django.setup(set_prefix=False)

@@ -8,7 +8,7 @@ records and originals, same 100 queries), it
 * builds or reuses the data folder bench/work/serve-<size>/ (`jezero init`, `bulk_create`,
   `store.optimize()`; a marker file says what it holds, so a second run skips the build);
 * creates a client token with `jezero client add … --sources '*' --scopes read --json`;
-* starts `jezero serve --bind 127.0.0.1:<free port> --workers 2` as a subprocess (HOME is an
+* starts `jezero serve --bind 127.0.0.1:<free port>` (its default processes: two a core) as a subprocess (HOME is an
   empty folder, so it finds no agent folders) and waits for /health;
 * measures, in rounds (median over rounds of each round's p50 / p95 / max):
   - in-process `library.search.search()` on Django's warm connection, and on a fresh one
@@ -124,7 +124,8 @@ class Server:
         self.base = f"http://127.0.0.1:{self.port}"
         self.log_path = data / "serve.log"
         self.log_file = open(self.log_path, "w", encoding="utf-8")  # noqa: SIM115
-        argv = [str(harness.JEZERO), "serve", "--bind", f"127.0.0.1:{self.port}", "--workers", str(workers)]
+        argv = [str(harness.JEZERO), "serve", "--bind", f"127.0.0.1:{self.port}"]
+        argv += ["--workers", str(workers)] if workers else []   # none: the product's default
         self.command = " ".join(["jezero", *argv[1:]])
         # `jezero serve` execs gunicorn: this pid becomes the gunicorn master.
         self.proc = subprocess.Popen(argv, stdout=self.log_file, stderr=subprocess.STDOUT,
@@ -695,6 +696,7 @@ def bench(args):
     result["server_command"] = server.command
     try:
         result["health"] = server.wait_healthy()
+        result["server_processes"] = len(server.pids()) - 1
         log(f"server up at {server.base} (pids {server.pids()})")
         api, mcp, health = (api_worker, mcp_worker, health_worker)
         null_queries = [NULL_QUERY]
@@ -875,7 +877,8 @@ def render(r, info, command):
         f"{r['db_mb']:,.0f} MB on disk, in bench/work/serve-{r['size']}/ (default config: candidate pool 200, limit 10"
         + (f"; `search.original_common_share = {r['original_common_share']}`" if r.get("original_common_share")
            is not None else "") + ")",
-        f"- Server: `{r['server_command']}` (gunicorn `--worker-class asgi`, keep-alive 2 s, access log to a file), "
+        f"- Server: `{r['server_command']}` ({r.get('server_processes', '?')} worker processes, gunicorn "
+        f"`--worker-class asgi`, keep-alive 2 s, access log to a file), "
         "loopback only, HOME an empty folder, `JEZERO_API_RATE_PER_MINUTE=0` (the per-client rate limit off: it "
         "would answer 429 to a load test). Client token: `jezero client add … --sources '*' --scopes read`.",
         f"- {len(r['queries'])} queries = bench/search.py's fixed queries (2–4 distinctive words, fragments, quoted "
@@ -990,7 +993,8 @@ def main():
     parser.add_argument("--per-client", type=int, default=PER_CLIENT,
                         help="queries per client in the concurrent phases (default 50: with 10 clients, every query "
                              "5 times); 0 = every query")
-    parser.add_argument("--workers", type=int, default=2, help="gunicorn workers (default 2)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="gunicorn workers (default: jezero serve's own, two a core from 2 to 8)")
     parser.add_argument("--quiet-budget", type=float, default=180,
                         help="seconds the run may wait, in all, for other processes to go quiet before a phase "
                              "(default 180; 0 = never wait)")
@@ -1017,7 +1021,7 @@ def main():
     flags += [f"--rounds {result['rounds']}"] if result["rounds"] != 3 else []
     flags += [f"--per-client {result['per_client']}"] if result["per_client"] != PER_CLIENT else []
     flags += [f"--clients {result['clients']}"] if result["clients"] != CLIENTS else []
-    flags += [f"--workers {result['workers']}"] if result["workers"] != 2 else []
+    flags += [f"--workers {result['workers']}"] if result["workers"] else []
     budget = result.get("quiet", {}).get("budget_s", 180)
     flags += [f"--quiet-budget {budget:g}"] if budget != 180 else []
     command = " ".join([".venv/bin/python bench/serve.py", *flags])

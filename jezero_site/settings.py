@@ -9,11 +9,37 @@ Environment: `JEZERO_DATA_DIR` (default `./data`), `JEZERO_CONFIG` (default
 to stderr, so that the CLI's stdout stays clean JSON or text.
 """
 
+import math
+import os
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
 from jezero_site import config, env
+
+
+def usable_cpus():
+    """The cores this process may use: its CPU affinity, bounded by a cgroup's CPU quota (a
+    container started with `--cpus`)."""
+    try:
+        count = len(os.sched_getaffinity(0))
+    except AttributeError:   # not Linux
+        count = os.cpu_count() or 1
+    try:
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text(encoding="ascii").split()
+        if quota != "max":
+            count = min(count, max(1, math.ceil(int(quota) / int(period))))
+    except (OSError, ValueError):
+        pass
+    return count
+
+
+def server_processes(cpus):
+    """`jezero serve`'s default number of processes: two a core, from 2 to 8. A process runs
+    about one core's worth of Python, and the kernel hashes kept-alive connections over the
+    processes unevenly: with one a core, one process saturated its core while the other
+    core idled (10 clients at 100,000 items, bench/RESULTS-serve.md)."""
+    return max(2, min(2 * cpus, 8))
 
 try:
     DATA_DIR = env.data_dir()
@@ -35,7 +61,7 @@ try:
     JEZERO_BACKUP_KEEP = env.integer("JEZERO_BACKUP_KEEP", 7, minimum=1, maximum=3650)
     # Where `jezero serve` listens and how many server processes it starts.
     JEZERO_BIND = env.text("JEZERO_BIND", "127.0.0.1:8000")
-    JEZERO_WORKERS = env.integer("JEZERO_WORKERS", 2, minimum=1, maximum=64)
+    JEZERO_WORKERS = env.integer("JEZERO_WORKERS", server_processes(usable_cpus()), minimum=1, maximum=64)
     # API and MCP requests per minute per client and server process (0: no limit).
     JEZERO_API_RATE_PER_MINUTE = env.integer("JEZERO_API_RATE_PER_MINUTE", 600, minimum=0, maximum=1_000_000)
     # Largest session upload, after decompression (SPEC §12: default 50 MB).

@@ -71,3 +71,27 @@ def test_keep_alive_connections_are_spread_over_the_workers(tmp_path):
             client.close()
         proc.terminate()
         proc.wait(timeout=20)
+
+
+def test_by_default_two_server_processes_a_core_from_two_to_eight(tmp_path):
+    """Without --workers, `jezero serve` starts two processes a core the machine gives it
+    (bench/RESULTS-serve.md: with one a core, the kernel's uneven spreading of kept-alive
+    connections left a core idle while the other's process was saturated); JEZERO_WORKERS
+    still decides when set."""
+    from jezero_site.settings import server_processes, usable_cpus
+
+    assert [server_processes(cpus) for cpus in (1, 2, 3, 4, 16)] == [2, 4, 6, 8, 8]
+    assert 1 <= usable_cpus() <= (os.cpu_count() or 1)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JEZERO_")}
+    env.update(JEZERO_DATA_DIR=str(tmp_path / "data"), HOME=str(tmp_path), JEZERO_ALLOWED_HOSTS="127.0.0.1")
+    subprocess.run([str(JEZERO), "init"], env=env, capture_output=True, check=True, timeout=60)
+    for extra, expected in (({}, server_processes(usable_cpus())), ({"JEZERO_WORKERS": "3"}, 3)):
+        port = free_port()
+        proc = subprocess.Popen([str(JEZERO), "serve", "--bind", f"127.0.0.1:{port}"], env={**env, **extra},
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            wait_for_health(f"http://127.0.0.1:{port}", proc)
+            wait_until(lambda: len(_children(proc.pid)) == expected, timeout=30, what=f"{expected} workers")  # noqa: B023
+        finally:
+            proc.terminate()
+            proc.wait(timeout=20)

@@ -232,7 +232,7 @@ class Quiet:
 
     def __init__(self, server, budget_s, threshold=QUIET_CORES):
         self.server, self.budget_s, self.threshold = server, budget_s, threshold
-        self.waited_s, self.gave_up = 0.0, 0
+        self.waited_s, self.gave_up, self.speeds = 0.0, 0, []
 
     def others_cores(self):
         meter = OthersMeter(self.server)
@@ -240,6 +240,7 @@ class Quiet:
         return meter.cores()
 
     def wait(self, label):
+        self.speeds.append(cpu_speed())
         if self.waited_s >= self.budget_s:
             self.gave_up += 1
             return
@@ -254,6 +255,21 @@ class Quiet:
         if waited > 1.5:
             log(f"{label}: waited {waited:.0f} s for other processes to go quiet")
         self.waited_s += waited
+
+
+def cpu_speed():
+    """ms for a fixed pure-Python loop of a million steps (best of 3), taken before every
+    phase: the figures here scale with it. This shared machine's cores run at different
+    speeds from hour to hour without any other process in sight (88 ms on a fast hour, up
+    to 176 on a slow one, seen 2026-12-02), which `others` cannot show."""
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        total = 0
+        for i in range(1_000_000):
+            total += i * i
+        best = min(best, time.perf_counter() - t0)
+    return best * 1000
 
 
 def own_cpu_s():
@@ -815,7 +831,7 @@ def bench(args):
     result["latency_rounds"] = per_round
     result["load_rounds"] = load
     result["quiet"] = {"waited_s": quiet.waited_s, "gave_up": quiet.gave_up, "budget_s": args.quiet_budget,
-                       "threshold_cores": quiet.threshold}
+                       "threshold_cores": quiet.threshold, "speeds_ms": quiet.speeds}
     result["load_totals"] = {v: {k: sum(s[k] for s in stats) for k in ("failed", "worker_timeouts")}
                              for v, stats in load.items()}
     result["load"] = {v: {k: statistics.median(stats[j][k] for j in quiet_rounds[v]) for k in stats[0]}
@@ -961,6 +977,11 @@ def render(r, info, command):
         lines += ["", f"Before every phase the run waited for other processes to use < {q['threshold_cores']} cores: "
                   f"{q['waited_s']:.0f} s waited in all (budget {q['budget_s']:.0f} s); measured anyway "
                   f"{q['gave_up']} time(s) when the budget was spent."]
+        if q.get("speeds_ms"):
+            speeds = q["speeds_ms"]
+            lines += ["", f"The machine's speed before each phase (`cpu_speed()`: ms for a fixed pure-Python loop; "
+                      f"about 88 on this machine's fast hours): median {statistics.median(speeds):.0f}, "
+                      f"from {min(speeds):.0f} to {max(speeds):.0f}. Every figure above scales with it."]
     lines += ["", "## Checks", "",
               "Every answer compared with in-process `search()` on the same query (the list of result ids, in order). "
               "A difference is re-checked against a fresh in-process run after the load (recency scores move with "

@@ -260,8 +260,8 @@ class Quiet:
 def cpu_speed():
     """ms for a fixed pure-Python loop of a million steps (best of 3), taken before every
     phase: the figures here scale with it. This shared machine's cores run at different
-    speeds from hour to hour without any other process in sight (88 ms on a fast hour, up
-    to 176 on a slow one, seen 2026-12-02), which `others` cannot show."""
+    speeds from hour to hour without any other process in sight (43 to 76 ms within one run
+    on 2026-12-02, and twice that spread between hours), which `others` cannot show."""
     best = float("inf")
     for _ in range(3):
         t0 = time.perf_counter()
@@ -980,7 +980,7 @@ def render(r, info, command):
         if q.get("speeds_ms"):
             speeds = q["speeds_ms"]
             lines += ["", f"The machine's speed before each phase (`cpu_speed()`: ms for a fixed pure-Python loop; "
-                      f"about 88 on this machine's fast hours): median {statistics.median(speeds):.0f}, "
+                      f"lower is faster): median {statistics.median(speeds):.0f}, "
                       f"from {min(speeds):.0f} to {max(speeds):.0f}. Every figure above scales with it."]
     lines += ["", "## Checks", "",
               "Every answer compared with in-process `search()` on the same query (the list of result ids, in order). "

@@ -87,9 +87,11 @@ class DjangoApp(ASGIHandler):
             return
         try:
             response = await sync_to_async(self.respond, thread_sensitive=True)(scope, body_file)
-            await self.send_response(response, send)
-            if response.streaming:
-                await sync_to_async(response.close, thread_sensitive=True)()
+            try:
+                await self.send_response(response, send)
+            finally:
+                if response.streaming:   # its file is closed even when sending failed
+                    await sync_to_async(response.close, thread_sensitive=True)()
         finally:
             body_file.close()
 

@@ -192,3 +192,41 @@ def test_the_django_app_answers_as_djangos_handler_in_one_step_on_its_thread(set
     assert [moved for _, moved in ours[:5]] == [1] * 5
     assert all(moved >= 5 for _, moved in djangos[:5])
     assert all(moved <= 5 for _, moved in ours[5:])
+
+
+def test_a_static_file_is_closed_when_the_client_goes_away_mid_answer(settings):
+    """A client that disconnects while a static file is sent: the error reaches the server
+    (which logs it), and the file is still closed and the request finished."""
+    from django.core.signals import request_finished
+
+    from jezero_site.asgi import DjangoApp
+
+    settings.WHITENOISE_USE_FINDERS = True
+    settings.WHITENOISE_AUTOREFRESH = True
+    finished = []
+
+    def record(sender, **kwargs):
+        finished.append(sender)
+
+    async def go():
+        scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET",
+                 "scheme": "http", "path": "/static/jezero.css", "raw_path": b"/static/jezero.css",
+                 "query_string": b"", "root_path": "", "headers": [(b"host", b"localhost")],
+                 "client": ("127.0.0.1", 5000), "server": ("localhost", 80)}
+
+        async def receive():
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def send(message):
+            if message["type"] == "http.response.body":
+                raise OSError("the client went away")
+
+        await DjangoApp()(scope, receive, send)
+
+    request_finished.connect(record)
+    try:
+        with pytest.raises(OSError, match="went away"):
+            asyncio.run(go())
+    finally:
+        request_finished.disconnect(record)
+    assert finished == [DjangoApp]

@@ -154,7 +154,9 @@ async def application(scope, receive, send):
     path = scope.get("path", "")
     if scope["type"] == "http" and (path == "/mcp" or path.startswith("/mcp/")):
         token = clients.bearer(_header(scope, b"authorization"))
-        caller = await sync_to_async(clients.authenticate)(token) if token else None
+        caller = clients.recall(token)   # kept from this client's last call, unless a client changed
+        if caller is None and token:
+            caller = await sync_to_async(clients.authenticate_kept)(token)
         if caller is None:
             return await _refuse(send, 401, "missing or invalid token")
         if not caller.can("read"):

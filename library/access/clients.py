@@ -5,16 +5,29 @@ the hashes are compared in constant time. `Caller` is what every read path recei
 allowed-source globs and scopes of a client, or of a logged-in person (who may read
 everything). `bearer()` reads the token from an `Authorization` header and `authenticate()`
 checks it, for the API, its docs and the MCP endpoint alike.
+
+The MCP router asks `recall()` first: each server process keeps the callers it authenticated
+for `KEPT_SECONDS`, so that an agent's next call is checked with no database query and no
+thread (issue 15: 1.4 ms of server CPU an MCP call, bench/RESULTS.md). Any change to any
+client — created, edited, revoked — replaces the file `<data>/clients.changed` once its
+transaction commits, and every process compares that file's identity on every call, so a
+revoked token is refused by the next request, in every process.
 """
 
 import hashlib
 import hmac
+import os
 import re
 import secrets
+import threading
+import time
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models.signals import post_delete, post_save
+from django.dispatch import receiver
 from django.utils import timezone
 
 from library.errors import BadInput, NotFound
@@ -175,3 +188,78 @@ def bearer(header):
     """
     found = _BEARER_RE.fullmatch(header or "")
     return found.group(1) if found else None
+
+
+# --- callers kept between requests (the MCP router) --------------------------------------------
+
+KEPT_SECONDS = 30   # also how stale `last_used_at` may get beyond its minute
+_KEPT_MOST = 1024
+
+
+def _changed_path():
+    return settings.DATA_DIR / "clients.changed"
+
+
+def _changes():
+    """The identity of the last change to the clients (the marker file's inode and mtime; a
+    new file each time), or None before the first."""
+    try:
+        found = os.stat(_changed_path())
+    except FileNotFoundError:
+        return None
+    return found.st_ino, found.st_mtime_ns
+
+
+class _Kept:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.callers = {}    # token: (until, caller)
+        self.changes = None
+
+    def get(self, token, changes):
+        with self.lock:
+            if changes != self.changes:
+                self.callers.clear()
+                self.changes = changes
+                return None
+            kept = self.callers.get(token)
+        return kept[1] if kept and kept[0] > time.monotonic() else None
+
+    def put(self, token, caller, changes):
+        with self.lock:
+            if changes != self.changes:   # a change landed while the token was checked
+                return
+            if len(self.callers) >= _KEPT_MOST:
+                self.callers.clear()
+            self.callers[token] = (time.monotonic() + KEPT_SECONDS, caller)
+
+
+_kept = _Kept()
+
+
+def recall(token):
+    """The Caller this process authenticated for `token` less than KEPT_SECONDS ago, unless
+    any client changed since; else None. No database query: safe on the event loop."""
+    return _kept.get(token, _changes()) if token else None
+
+
+def authenticate_kept(token):
+    """`authenticate`, and the caller kept for `recall`."""
+    changes = _changes()   # before the query: a change committed after it clears what is kept
+    caller = authenticate(token)
+    if caller is not None:
+        _kept.put(token, caller, changes)
+    return caller
+
+
+def _mark_changed():
+    path = _changed_path()
+    fresh = path.with_name(f".{path.name}.{secrets.token_hex(4)}")
+    fresh.write_text(secrets.token_hex(8), encoding="ascii")
+    os.replace(fresh, path)   # a new file: a new inode, whatever the clock's resolution
+
+
+@receiver(post_save, sender=Client)
+@receiver(post_delete, sender=Client)
+def _client_changed(sender, **kwargs):
+    transaction.on_commit(_mark_changed)

@@ -249,6 +249,25 @@ def test_mcp_refuses_missing_wrong_revoked_and_scope_less_tokens(server, token):
     assert "detail" in response.json()
 
 
+def test_a_token_revoked_in_another_process_is_refused_by_the_next_call_on_every_worker(server):
+    """Each server process keeps the callers it authenticated (no database query on an
+    agent's next call), yet `jezero client revoke`, another process, stops the token at once:
+    the next call on either worker is refused."""
+    token = json.loads(server["jezero"]("client", "add", "soon-gone", "--sources", "*", "--json"))["token"]
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+               "Authorization": f"Bearer {token}"}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+
+    def calls(times=12):   # a new connection each: the kernel spreads them over both workers
+        return [httpx.post(f"{server['url']}/mcp", headers=headers, json=body, timeout=10).status_code
+                for _ in range(times)]
+
+    assert calls() == [200] * 12
+    assert calls() == [200] * 12   # now answered from what each worker kept
+    server["jezero"]("client", "revoke", "soon-gone")
+    assert calls() == [401] * 12
+
+
 def test_an_agent_client_never_sees_mail_through_any_tool_or_route(server):
     mail_id = server["ids"]["mail-home:m1"]
     agent_id = server["ids"]["agent-laptop:d1"]

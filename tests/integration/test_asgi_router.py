@@ -230,3 +230,45 @@ def test_a_static_file_is_closed_when_the_client_goes_away_mid_answer(settings):
     finally:
         request_finished.disconnect(record)
     assert finished == [DjangoApp]
+
+
+# --- callers kept between MCP calls ------------------------------------------------------------
+
+async def _echo_sources(scope, receive, send):
+    caller = scope[library_mcp.SCOPE_KEY]
+    body = json.dumps({"caller": caller.name, "sources": list(caller.sources)}).encode()
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def test_a_kept_caller_costs_no_query_and_any_change_to_a_client_is_seen_by_the_next_call(monkeypatch):
+    """The router keeps the callers it authenticated: an agent's next MCP call is checked
+    without a database query; yet a client's new sources, and its revocation, apply from the
+    next call on."""
+    from jezero_site import asgi
+
+    monkeypatch.setattr(asgi, "mcp_app", _echo_sources)
+    checked = []
+    authenticate = clients.authenticate
+    monkeypatch.setattr(clients, "authenticate", lambda token: checked.append(token) or authenticate(token))
+    secret = clients.create("agent", sources="agent-*", scopes="read")[1]
+    clients.create("other", sources="*", scopes="read")
+
+    def call():
+        async def go():
+            transport = httpx.ASGITransport(app=asgi.application)
+            async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
+                return await client.post("/mcp", headers={**HEADERS, "Authorization": f"Bearer {secret}"},
+                                         json=INIT)
+        return asyncio.run(go())
+
+    assert call().json() == {"caller": "agent", "sources": ["agent-*"]}
+    assert call().json() == {"caller": "agent", "sources": ["agent-*"]}
+    assert len(checked) == 1                     # the second call: no look-up in the database
+    clients.update("agent", sources="agent-*,mail-*")
+    assert call().json() == {"caller": "agent", "sources": ["agent-*", "mail-*"]}
+    clients.revoke("other")                      # a change to any client forgets every kept one
+    assert call().status_code == 200
+    clients.revoke("agent")
+    answer = call()
+    assert answer.status_code == 401 and answer.json() == {"detail": "missing or invalid token"}

@@ -51,7 +51,7 @@ class ClientToken(HttpBearer):
         return self.authenticate(request, token) if token else None
 
     def authenticate(self, request, token):
-        return clients.authenticate(token)
+        return clients.check(token)
 
 
 class BrowserSession(SessionAuth):
@@ -123,7 +123,7 @@ def _readers_only(view):
                 return redirect_to_login(request.get_full_path())
         else:
             token = clients.bearer(header)
-            if token and clients.authenticate(token):
+            if token and clients.check(token):
                 return view(request, *args, **kwargs)
         return _detail(401, "missing or invalid token", **{"WWW-Authenticate": "Bearer"})
 

@@ -9,8 +9,8 @@ checks it, for the API, its docs and the MCP endpoint alike.
 The MCP router asks `recall()` first: each server process keeps the callers it authenticated
 for `KEPT_SECONDS`, so that an agent's next call is checked with no database query and no
 thread (issue 15: 1.4 ms of server CPU an MCP call, bench/RESULTS.md). Any change to any
-client — created, edited, revoked — replaces the file `<data>/clients.changed` once its
-transaction commits, and every process compares that file's identity on every call, so a
+client — created, edited, revoked — replaces the file `<data>/clients.changed` (at once
+and when its transaction commits), and every process compares that file's identity on every call, so a
 revoked token is refused by the next request, in every process.
 """
 
@@ -243,6 +243,13 @@ def recall(token):
     return _kept.get(token, _changes()) if token else None
 
 
+def check(token):
+    """The Caller for a bearer token, or None: the kept one (`recall`), else `authenticate`
+    (and kept). What the API, its docs and (in two halves, the first on its event loop) the
+    MCP router ask."""
+    return recall(token) or authenticate_kept(token)
+
+
 def authenticate_kept(token):
     """`authenticate`, and the caller kept for `recall`."""
     changes = _changes()   # before the query: a change committed after it clears what is kept
@@ -262,4 +269,7 @@ def _mark_changed():
 @receiver(post_save, sender=Client)
 @receiver(post_delete, sender=Client)
 def _client_changed(sender, **kwargs):
+    """Marked at once, and again once committed: a process that looked the client up in
+    between, before the commit, kept what it read and forgets it then."""
+    _mark_changed()
     transaction.on_commit(_mark_changed)

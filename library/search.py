@@ -642,10 +642,9 @@ def rerank(ranked, similarity, *, weight, depth):
     (1), before the recency factor (a row without vectors gains nothing). `matched_in` gains
     "meaning" from `meaning.SHOWN` up. Only rows that the words ranked are re-ranked: the
     rows below `depth`, and those listed by date (relevance 0: the newest items holding a
-    common word), stay as they are, below every row above, which only gained. Pure:
-    bench/recall.py calls it too."""
-    head = [row for row in ranked[:depth] if row[1] > 0]
-    depth = len(head)   # `ranked` is sorted by score: the rows of relevance 0 come last
+    common word), stay as they are, below every row above, which only gained. Pure."""
+    head = _judged(ranked, depth)
+    depth = len(head)
     known = [similarity[row[0]] for row in head if row[0] in similarity]
     if not weight or len(known) < 2 or max(known) <= min(known):
         return ranked
@@ -655,8 +654,14 @@ def rerank(ranked, similarity, *, weight, depth):
         share = (similarity[item_id] - low) / span if item_id in similarity else 0.0
         names = (*names, MEANING) if share >= meaning.SHOWN else names
         out.append((item_id, score + weight * share * factor, occurred_at, names, factor))
-    out.sort(key=lambda row: (row[1], row[2], row[0]), reverse=True)
+    out.sort(key=_BY_SCORE, reverse=True)
     return out + ranked[depth:]
+
+
+def _judged(ranked, depth):
+    """The rows `rerank` may move: of the first `depth`, those the words ranked (relevance
+    above 0; `ranked` is sorted by score, so they come first)."""
+    return [row for row in ranked[:depth] if row[1] > 0]
 
 
 def _fused(record, original, filters, *, limit, offset, now, query):
@@ -680,10 +685,10 @@ def _fused(record, original, filters, *, limit, offset, now, query):
     ranked = fuse(record_rows, original_rows, record_weight=config["record_weight"],
                   original_weight=config["original_weight"], recency_weight=config["recency_weight"])
     weight = config["meaning_weight"]
-    if weight and len(ranked) > 1 and ranked[1][1] > 0 and meaning.applies(query):
-        depth = meaning.RERANK_DEPTH
-        judged = [row[0] for row in ranked[:depth] if row[1] > 0]
-        ranked = rerank(ranked, meaning.similarities(query, judged), weight=weight, depth=depth)
+    head = _judged(ranked, meaning.RERANK_DEPTH) if weight else []
+    if len(head) > 1 and meaning.applies(query):   # one row has nothing to be re-ranked against
+        ranked = rerank(ranked, meaning.similarities(query, [row[0] for row in head]), weight=weight,
+                        depth=meaning.RERANK_DEPTH)
     page = ranked[offset:offset + limit]
     if not page:
         return []

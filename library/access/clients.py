@@ -6,11 +6,12 @@ allowed-source globs and scopes of a client, or of a logged-in person (who may r
 everything). `bearer()` reads the token from an `Authorization` header and `authenticate()`
 checks it, for the API, its docs and the MCP endpoint alike.
 
-The MCP router asks `recall()` first: each server process keeps the callers it authenticated
-for `KEPT_SECONDS`, so that an agent's next call is checked with no database query and no
-thread (issue 15: 1.4 ms of server CPU an MCP call, bench/RESULTS.md). Any change to any
-client — created, edited, revoked — replaces the file `<data>/clients.changed` (at once
-and when its transaction commits), and every process compares that file's identity on every call, so a
+Every route asks `check()` (the MCP router in two halves, `recall()` on its event loop
+first): each server process keeps the callers it authenticated for `KEPT_SECONDS`, so an
+agent's next call is checked with no database query, and on MCP with no thread (issue 15:
+1.4 ms of server CPU an MCP call, bench/RESULTS.md). Any change to any client (created,
+edited, revoked) replaces the file `<data>/clients.changed`, at once and when its
+transaction commits, and every process compares that file's identity on every call: a
 revoked token is refused by the next request, in every process.
 """
 

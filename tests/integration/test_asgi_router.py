@@ -59,7 +59,8 @@ REFUSED = [None, "", "{t}", "Basic {t}", "Token {t}", "Bearer", "Bearer ", "Bear
 
 async def _mcp_stand_in(scope, receive, send):
     """Answers in place of the MCP SDK with the caller the router put in the scope."""
-    body = json.dumps({"caller": scope[library_mcp.SCOPE_KEY].name}).encode()
+    caller = scope[library_mcp.SCOPE_KEY]
+    body = json.dumps({"caller": caller.name, "sources": list(caller.sources)}).encode()
     await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
     await send({"type": "http.response.body", "body": body})
 
@@ -86,7 +87,7 @@ def test_a_token_is_read_the_same_way_by_the_api_its_document_and_mcp(form, monk
     assert {route: answer.status_code for route, answer in answers.items()} == dict.fromkeys(
         answers, 200 if accepted else 401)
     if accepted:
-        assert answers["mcp"].json() == {"caller": "reader"}
+        assert answers["mcp"].json() == {"caller": "reader", "sources": ["*"]}
     else:
         assert {answer.json()["detail"] for answer in answers.values()} == {"missing or invalid token"}
         assert {answer.headers["www-authenticate"] for answer in answers.values()} == {"Bearer"}
@@ -234,20 +235,13 @@ def test_a_static_file_is_closed_when_the_client_goes_away_mid_answer(settings):
 
 # --- callers kept between MCP calls ------------------------------------------------------------
 
-async def _echo_sources(scope, receive, send):
-    caller = scope[library_mcp.SCOPE_KEY]
-    body = json.dumps({"caller": caller.name, "sources": list(caller.sources)}).encode()
-    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
-    await send({"type": "http.response.body", "body": body})
-
-
 def test_a_kept_caller_costs_no_query_and_any_change_to_a_client_is_seen_by_the_next_call(monkeypatch):
     """The router keeps the callers it authenticated: an agent's next MCP call is checked
     without a database query; yet a client's new sources, and its revocation, apply from the
     next call on."""
     from jezero_site import asgi
 
-    monkeypatch.setattr(asgi, "mcp_app", _echo_sources)
+    monkeypatch.setattr(asgi, "mcp_app", _mcp_stand_in)
     checked = []
     authenticate = clients.authenticate
     monkeypatch.setattr(clients, "authenticate", lambda token: checked.append(token) or authenticate(token))

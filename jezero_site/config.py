@@ -68,7 +68,8 @@ SECTIONS: dict[str, tuple[Key, ...]] = {
             check=_word_tokenizer_problem),
     ),
     "search": (
-        Key("candidate_pool", "int", 200, "rows kept by BM25 before the recency re-rank", minimum=10, maximum=5_000),
+        Key("candidate_pool", "int", 200, "the most results a search ranks (pages end there); with "
+            "records_only, the rows kept by BM25 before the recency re-rank", minimum=10, maximum=5_000),
         Key("recency_half_life_days", "float", 90.0, "age at which the recency boost halves", minimum=1, maximum=36_500),
         Key("recency_weight", "float", 0.3, "share of the score that recency can take away (0 = pure BM25)", minimum=0, maximum=1),
         Key("default_limit", "int", 10, "search results when the caller asks for no number", minimum=1, maximum=500),
@@ -80,10 +81,6 @@ SECTIONS: dict[str, tuple[Key, ...]] = {
         Key("meaning_weight", "float", 1.0, "fused search: the best 50 results are re-ranked by how close what "
             "was said is to the query's meaning (the packaged embedding model): the weight of that closeness, scaled "
             "0 to 1 over them (0 = off; chosen on bench/recall.py)", minimum=0, maximum=10),
-        Key("original_common_share", "float", 1.0, "fused search in a library of 20,000+ items: the original-text "
-            "list scores the words that have no common-word list (rare ones, and common ones until the next "
-            "`jezero optimize`) while the items holding them number at most this share of the library (1.0: no "
-            "such limit)", minimum=0.01, maximum=1.0),
     ),
     "projects": (
         Key("paths", "table[str]", {}, "path prefix → project slug; the longest prefix wins"),
@@ -99,12 +96,22 @@ def _connector(index, given):
     return validate_connector(given, f"connectors[{index}]")
 
 
+# Keys an earlier version read, with what to do now: named, rather than "unknown key".
+REMOVED = {
+    ("search", "original_common_share"): "removed: the search is exact at every size and needs no budget "
+                                         "(docs/design.md \"Exact at speed\"); delete this line",
+}
+
+
 def validate(raw: dict) -> dict:
     """Validate a parsed TOML document; return the full configuration with defaults."""
     known = (*SECTIONS, "connectors")
     for name in raw:
         if name not in known:
             raise ConfigError(f"{name}: unknown section (allowed: {', '.join(known)})")
+    for (section, key), what in REMOVED.items():
+        if isinstance(raw.get(section), dict) and key in raw[section]:
+            raise ConfigError(f"{section}.{key}: {what}")
     config = {name: _fill(name, keys, raw.get(name, {})) for name, keys in SECTIONS.items()}
     search = config["search"]
     if search["default_limit"] > search["max_limit"]:

@@ -12,12 +12,12 @@ functions: no database.
 import re
 from functools import lru_cache
 
-from library import store
+from library.tokens import CJK_RE
 
 START, END = "\ue000", "\ue001"
 WIDTH = 240            # characters of original text in an excerpt
 _MAX_MATCHES = 40      # occurrences of one term looked at in one text
-_CJK_RE = re.compile(f"[{store.CJK_CHARS}]")
+_CJK_RE = CJK_RE
 _WORD_RE = re.compile(r"\w+")
 _MARKS_RE = re.compile(f"[{START}{END}]")
 

@@ -1,5 +1,5 @@
 """The full-text indexes of items: the only code that writes `items_fts`, `items_words` and
-`items_original_fts`.
+`items_original_fts` (their names and shapes: `library.indexes`).
 
 Three FTS5 tables, rowid = item id, all kept in step with the items by this module alone:
 
@@ -13,25 +13,22 @@ Three FTS5 tables, rowid = item id, all kept in step with the items by this modu
   be replaced, and one stored column, `digest`, the first 16 hex digits of the sha256 of the
   original it indexes: that lets `check` see drift without the text, and lets a write that
   leaves the original alone skip re-tokenising tens of kilobytes. Chinese, Japanese and
-  Korean characters are indexed one by one (`index_text`): a word tokenizer would otherwise
-  see a whole unspaced sentence as one word; the read side matches them as bigram phrases.
+  Korean characters are indexed one by one (`tokens.index_text`); the read side matches
+  them as two-character phrases.
 - `items_words` — the record again, the same five columns and text, with the word tokenizer
-  of the original-text index (CJK characters likewise one by one): the fused search's first
-  stage reads the record through it (issue 15: a word's posting list is a fraction of a
-  trigram phrase's, and counting how many items hold a word costs little, `held_by`).
-  Contentless like the original-text index, with a stored `digest` of the record text it
-  indexes, so `check` compares it without a copy. `items_fts` stays SPEC §7's index, the one
-  `records_only` ranks by and the record snippets come from.
+  of the original-text index: the fused search reads the record through it. Contentless like
+  the original-text index, with a stored `digest` of the record text it indexes.
 
-The same calls keep the item vectors of the search by meaning (`items_vectors`, whose rows
-`library.meaning` makes): rewritten only when the text they were made from changes (by
-digest), checked, rebuilt (`rebuild(only="meaning")`) and filled by migration 0013.
+The same calls keep, beside the two word indexes, the postings of their common terms
+(`library.postings`) and the item vectors of the search by meaning (`library.meaning`), and
+log every item write in `item_changes` (the seq the postings and the search's item catalog
+follow, `library.catalog`).
 
 Writers call `sync_items` / `sync_ids` / `forget` inside the transaction that changes the
 items (the `Item` model and its queryset do this for every ORM write). `rebuild` recreates
 the tables with the configured tokenizers, `check` compares them with the items and runs
-FTS5's own integrity check, `optimize` merges their segments. The read side
-(`library.search`) only reads the tables, with the names and weights defined here.
+FTS5's own integrity check, `optimize` merges their segments and refreshes the postings.
+The read side (`library.search`, `library.ranking`) only reads the tables.
 """
 
 import hashlib
@@ -42,27 +39,18 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.db import DatabaseError, connections, transaction
 
-from library import meaning, wordlists
+from library import indexes, meaning, postings
+from library.tokens import index_text
 
 logger = logging.getLogger(__name__)
 
-FTS_TABLE = "items_fts"
-COLUMNS = ("title", "summary", "questions", "atoms", "project")
-BM25_WEIGHTS = (2.0, 1.0, 1.5, 1.5, 0.5)
-ORIGINAL_TABLE = "items_original_fts"
-ORIGINAL_VOCAB = "items_original_vocab"   # fts5vocab 'row' over it: each term's document count
-WORDS_TABLE = "items_words"
-WORDS_VOCAB = "items_words_vocab"
+FTS_TABLE = indexes.RECORD_TABLE
+COLUMNS = indexes.RECORD_COLUMNS
+BM25_WEIGHTS = indexes.RECORD_WEIGHTS
+ORIGINAL_TABLE = indexes.ORIGINAL.table
+WORDS_TABLE = indexes.WORDS.table
+CHANGES = postings.CHANGES
 _BATCH = 500
-
-# Han ideographs (with extensions and compatibility forms), kana, Hangul and CJK punctuation:
-# scripts written without spaces between words.
-CJK_CHARS = (
-    "\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u312f\u3130-\u318f\u31a0-\u31ff\u3200-\u9fff"
-    "\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
-)
-_CJK_RE = re.compile(f"([{CJK_CHARS}])")
-_PRIVATE_RE = re.compile("[\ue000-\uf8ff]")
 
 
 def configured_tokenizer():
@@ -96,15 +84,6 @@ def record_digest(item):
     return digest("\x1f".join(fts_row(item)))
 
 
-def index_text(text):
-    """The text a word index tokenizes: `text` with every CJK character standing alone and
-    private-use characters (unicode61 would count them as letters; the query side, like
-    Python's `\\w`, does not) as spaces."""
-    if _PRIVATE_RE.search(text):
-        text = _PRIVATE_RE.sub(" ", text)
-    return _CJK_RE.sub(r" \1 ", text) if _CJK_RE.search(text) else text
-
-
 def digest(text):
     """What the original index records of the text it indexed (16 hex digits of its sha256)."""
     return hashlib.sha256((text or "").encode("utf-8")).hexdigest()[:16]
@@ -117,14 +96,14 @@ class _Index:
     label: str                 # for messages: "record index", "original-text index"
     name: str                  # the CheckReport attribute and `rebuild(only=)` value
     setting: str               # the configuration key of its tokenizer
-    vocab: str | None = None   # its fts5vocab 'row' table
+    words: object = None       # its `indexes.WordIndex` (the two word indexes)
 
 
 RECORD_INDEX = _Index(FTS_TABLE, configured_tokenizer, "record index", "record", "storage.tokenizer")
-WORDS_INDEX = _Index(WORDS_TABLE, configured_original_tokenizer, "record word index", "words",
-                     "storage.original_tokenizer", WORDS_VOCAB)
-ORIGINAL_INDEX = _Index(ORIGINAL_TABLE, configured_original_tokenizer, "original-text index", "original",
-                        "storage.original_tokenizer", ORIGINAL_VOCAB)
+WORDS_INDEX = _Index(WORDS_TABLE, configured_original_tokenizer, indexes.WORDS.label, indexes.WORDS.name,
+                     "storage.original_tokenizer", indexes.WORDS)
+ORIGINAL_INDEX = _Index(ORIGINAL_TABLE, configured_original_tokenizer, indexes.ORIGINAL.label,
+                        indexes.ORIGINAL.name, "storage.original_tokenizer", indexes.ORIGINAL)
 INDEXES = (RECORD_INDEX, WORDS_INDEX, ORIGINAL_INDEX)
 MEANING, MEANING_LABEL = "meaning", "item vectors"   # `rebuild(only=)`, the CheckReport attribute; for messages
 
@@ -135,11 +114,11 @@ def _create(cursor, index, tokenizer):
     if index is RECORD_INDEX:
         cursor.execute(f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5({', '.join(COLUMNS)}, tokenize = '{tokenizer}')")
         return
-    columns = ", ".join(COLUMNS) if index is WORDS_INDEX else "text"
+    columns = ", ".join(index.words.columns)
     cursor.execute(f"CREATE VIRTUAL TABLE {index.table} USING fts5({columns}, digest UNINDEXED, content = '', "
                    f"contentless_delete = 1, contentless_unindexed = 1, tokenize = '{tokenizer}')")
-    if index.vocab:
-        cursor.execute(f"CREATE VIRTUAL TABLE {index.vocab} USING fts5vocab({index.table}, 'row')")
+    cursor.execute(f"CREATE VIRTUAL TABLE {index.words.vocab} USING fts5vocab({index.table}, 'row')")
+    postings.create(cursor, index.words, tokenizer)
 
 
 _RECORD_INSERT = (f"INSERT INTO {FTS_TABLE}(rowid, {', '.join(COLUMNS)}) "
@@ -158,10 +137,11 @@ def _original_row(item_id, original):
 
 
 def _drop(cursor, index):
-    """Drop an FTS5 table (and its vocabulary) and any shadow table it leaves behind:
+    """Drop an FTS5 table (and what is kept beside it) and any shadow table it leaves behind:
     SQLite 3.51 leaves the `_content` table of a `contentless_unindexed` table."""
-    if index.vocab:
-        cursor.execute(f"DROP TABLE IF EXISTS {index.vocab}")
+    if index.words:
+        postings.drop(cursor, index.words)
+        cursor.execute(f"DROP TABLE IF EXISTS {index.words.vocab}")
     cursor.execute(f"DROP TABLE IF EXISTS {index.table}")
     for shadow in ("data", "idx", "content", "docsize", "config"):
         cursor.execute(f"DROP TABLE IF EXISTS {index.table}_{shadow}")
@@ -220,11 +200,21 @@ def _delete_rows(cursor, table, ids):
     cursor.execute(f"DELETE FROM {table} WHERE rowid IN ({marks})", list(ids))
 
 
+def log_changes(cursor, ids):
+    """Log that these items were written or removed (`item_changes`); returns the seq of this
+    change (every item of one call shares it; one transaction sees all of it or none)."""
+    if not ids or not table_exists(cursor, CHANGES):   # not before migration 0014
+        return 0
+    cursor.executemany(f"INSERT INTO {CHANGES}(item) VALUES (%s)", [(item_id,) for item_id in ids])
+    cursor.execute(f"SELECT max(seq) FROM {CHANGES}")
+    return cursor.fetchone()[0]
+
+
 def sync_items(items, using="default"):
     """Replace the index rows of these (saved) items. Call inside the items' transaction.
 
-    The original-text row is rewritten only when the item's original differs from what the
-    index holds (by digest): retagging or re-summarising does not re-tokenise it.
+    A word index's row is rewritten only when the text it holds changed (by digest):
+    retagging does not re-tokenise an original, re-summarising does not touch it.
     """
     items = [item for item in items if item.pk is not None]
     if not items:
@@ -233,20 +223,17 @@ def sync_items(items, using="default"):
         for start in range(0, len(items), _BATCH):
             batch = items[start:start + _BATCH]
             ids = [item.pk for item in batch]
+            seq = log_changes(cursor, ids)
             _delete_rows(cursor, FTS_TABLE, ids)
             cursor.executemany(_RECORD_INSERT, [(item.pk, *fts_row(item)) for item in batch])
             marks = ", ".join("%s" for _ in ids)
-            # The word indexes are rewritten only where the text they hold changed (by digest):
-            # retagging does not re-tokenise an original, re-summarising does not touch it.
             cursor.execute(f"SELECT rowid, digest FROM {WORDS_TABLE} WHERE rowid IN ({marks})", ids)
             held = dict(cursor.fetchall())
             stale = [row for row in map(_words_row, batch) if held.get(row[0]) != row[-1]]
             if stale:
-                replaced = [row[0] for row in stale if row[0] in held]
-                _delete_rows(cursor, WORDS_TABLE, replaced)
-                wordlists.forget(cursor, wordlists.RECORD, replaced)
+                _delete_rows(cursor, WORDS_TABLE, [row[0] for row in stale if row[0] in held])
                 cursor.executemany(_WORDS_INSERT, stale)
-                wordlists.add(cursor, wordlists.RECORD, [(row[0], row[1:-1]) for row in stale])
+                postings.note(cursor, indexes.WORDS, seq, written=[(row[0], row[1:-1]) for row in stale])
             said = {item.pk: digest(item.original) for item in batch}   # each original hashed once
             if meaning.exists(cursor):   # not before migration 0013
                 held = meaning.digests(cursor, ids)
@@ -259,12 +246,10 @@ def sync_items(items, using="default"):
             held = dict(cursor.fetchall())
             stale = [item for item in batch if held.get(item.pk) != said[item.pk]]
             if stale:
-                replaced = [item.pk for item in stale if item.pk in held]
-                _delete_rows(cursor, ORIGINAL_TABLE, replaced)
-                wordlists.forget(cursor, wordlists.ORIGINAL, replaced)
+                _delete_rows(cursor, ORIGINAL_TABLE, [item.pk for item in stale if item.pk in held])
                 rows = [_original_row(item.pk, item.original) for item in stale]
                 cursor.executemany(_ORIGINAL_INSERT, rows)
-                wordlists.add(cursor, wordlists.ORIGINAL, [(row[0], (row[1],)) for row in rows])
+                postings.note(cursor, indexes.ORIGINAL, seq, written=[(row[0], (row[1],)) for row in rows])
 
 
 def sync_ids(ids, using="default"):
@@ -281,10 +266,11 @@ def forget(ids, using="default"):
     with connections[using].cursor() as cursor:
         for start in range(0, len(ids), _BATCH):
             chunk = list(ids[start:start + _BATCH])
+            seq = log_changes(cursor, chunk)
             for index in INDEXES:
                 _delete_rows(cursor, index.table, chunk)
-            for lists in wordlists.ALL:
-                wordlists.forget(cursor, lists, chunk)
+            for index in indexes.WORD_INDEXES:
+                postings.note(cursor, index, seq, removed=chunk)
             meaning.forget(cursor, chunk)
 
 
@@ -292,20 +278,6 @@ def create_index(tokenizer=None, using="default"):
     """Create the empty record index (migration 0002) with `tokenizer` (default: configured)."""
     with connections[using].cursor() as cursor:
         _create(cursor, RECORD_INDEX, tokenizer or configured_tokenizer())
-
-
-def create_original_index(tokenizer=None, using="default"):
-    """Create the empty original-text index and its vocabulary with `tokenizer` (default:
-    configured)."""
-    with connections[using].cursor() as cursor:
-        _create(cursor, ORIGINAL_INDEX, tokenizer or configured_original_tokenizer())
-
-
-def create_words_index(tokenizer=None, using="default"):
-    """Create the empty record word index and its vocabulary (default: the configured word
-    tokenizer)."""
-    with connections[using].cursor() as cursor:
-        _create(cursor, WORDS_INDEX, tokenizer or configured_original_tokenizer())
 
 
 def ensure_index(using="default"):
@@ -337,9 +309,8 @@ def ensure_index(using="default"):
             if cursor.fetchone()[0]:
                 cursor.execute(f"DELETE FROM {index.table}")
                 changed = True
-        for lists in wordlists.ALL:
-            if wordlists.exists(cursor, lists):
-                wordlists.clear(cursor, lists)
+        for index in indexes.WORD_INDEXES:
+            postings.clear(cursor, index)
         cursor.execute(f"SELECT EXISTS (SELECT 1 FROM {meaning.TABLE})")
         if cursor.fetchone()[0]:
             meaning.clear(cursor)
@@ -401,12 +372,10 @@ def rebuild(tokenizer=None, original_tokenizer=None, using="default", progress=N
             step = (lambda d, t, label=index.label: progress(label, d, t)) if progress else None
             done = _fill(cursor, index, using, step)
             logger.info("fts rebuilt table=%s rows=%d tokenizer=%r", index.table, done, tokenizers[index])
-            lists = wordlists.RECORD if index is WORDS_INDEX else wordlists.ORIGINAL if index is ORIGINAL_INDEX else None
-            if lists:
-                wordlists.create(cursor, lists)
-                wordlists.clear(cursor, lists)
-                wordlists.refresh(lists, using, (lambda d, t, label=lists.label: progress(label, d, t))
-                                  if progress else None)
+            if index.words:
+                postings.refresh(index.words, tokenizers[index], using,
+                                 (lambda d, t, label=f"{postings.LABEL} ({index.label})": progress(label, d, t))
+                                 if progress else None)
         if only in (None, MEANING):
             done = fill_vectors(using, (lambda d, t: progress(MEANING_LABEL, d, t)) if progress else None)
     return done
@@ -439,8 +408,6 @@ def fill_vectors(using="default", progress=None):
     return done
 
 
-# --- reads the search needs from the original index -------------------------------------------
-
 def held_by(table, expressions, at_most, using="default"):
     """{expression: how many items match it in `table`} for FTS5 MATCH expressions, each
     counted only up to `at_most + 1`: one statement; a common word costs what `at_most` rows
@@ -455,36 +422,28 @@ def held_by(table, expressions, at_most, using="default"):
         return dict(zip(expressions, cursor.fetchone(), strict=True))
 
 
-def indexed_items(using="default"):
-    """How many items the library holds, as committed: the row count FTS5 keeps in the record
-    index's averages record (rowid 1 of `items_fts_data`) — no scan. (The original-text
-    index's own count is no use: a contentless table does not count its deletes down.)"""
-    with connections[using].cursor() as cursor:
-        cursor.execute(f"SELECT block FROM {FTS_TABLE}_data WHERE id = 1")
-        row = cursor.fetchone()
-    return varint(row[0])[0] if row and row[0] else 0
-
-
-def varint(data, offset=0):
-    """(value, next offset) of the SQLite varint at `offset` in `data` (big-endian groups of
-    7 bits; a ninth byte of 8)."""
-    value = 0
-    for position in range(offset, offset + 8):
-        byte = data[position]
-        value = (value << 7) | (byte & 0x7F)
-        if not byte & 0x80:
-            return value, position + 1
-    return (value << 8) | data[offset + 8], offset + 9
-
-
 def optimize(using="default"):
-    """Merge each index's b-trees into one (FTS5 `optimize`), then bring the common-word
-    lists in step (`wordlists.refresh`; returns what it returns). Idempotent; safe while
-    reading."""
+    """Merge each index's b-trees into one (FTS5 `optimize`), then refresh the postings of
+    both word indexes (`postings.refresh`: returns its report) and forget the item changes
+    every base now holds. Idempotent; safe while reading and writing."""
     for table in (index.table for index in INDEXES):
         with transaction.atomic(using=using), connections[using].cursor() as cursor:
             cursor.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
-    return wordlists.refresh_all(using)
+    report = postings.refresh_all({index.name: _recorded(index, using) for index in INDEXES if index.words}, using)
+    with transaction.atomic(using=using), connections[using].cursor() as cursor:
+        if table_exists(cursor, CHANGES):
+            cursor.execute(f"DELETE FROM {CHANGES} WHERE seq <= %s", [postings.base_seq(cursor)])
+    return report
+
+
+def postings_due(using="default"):
+    """Whether a refresh of the postings would speed searching up: a word index of more than
+    `postings.COMMON` items has no base yet (a new or upgraded library), or more than a tenth
+    of its items changed since its base (a large import): until then those terms are scored
+    by FTS5, as exactly and more slowly."""
+    with connections[using].cursor() as cursor:
+        return any(postings.due(cursor, index) for index in indexes.WORD_INDEXES
+                   if table_exists(cursor, index.table))
 
 
 # --- verification ------------------------------------------------------------------------
@@ -572,8 +531,8 @@ def check(using="default"):
             if not table_exists(cursor, index.table):
                 report.problems.append(f"the {index.label} ({index.table}) is missing: run `jezero reindex`")
                 continue
-            if index.vocab and not table_exists(cursor, index.vocab):
-                report.problems.append(f"the {index.label}'s vocabulary ({index.vocab}) is missing: "
+            if index.words and not table_exists(cursor, index.words.vocab):
+                report.problems.append(f"the {index.label}'s vocabulary ({index.words.vocab}) is missing: "
                                        "run `jezero reindex`")
             cursor.execute(f"SELECT count(*) FROM {index.table}")
             part.rows = cursor.fetchone()[0]
@@ -613,12 +572,10 @@ def check(using="default"):
                 f"{part.configured_tokenizer!r}: run `jezero reindex`"
             )
     _check_vectors(report, using)
-    for lists in wordlists.ALL:
+    for index in indexes.WORD_INDEXES:
         with connections[using].cursor() as cursor:
-            stray = wordlists.stray_items(cursor, lists)
-        if stray:
-            report.problems.append(f"the {lists.label} name items that do not exist: {_shown(stray)}; "
-                                   "run `jezero reindex`")
+            if table_exists(cursor, index.table):
+                report.problems.extend(f"{line}: run `jezero optimize`" for line in postings.problems(cursor, index))
     return report
 
 

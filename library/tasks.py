@@ -20,6 +20,17 @@ def optimize_index():
     logger.info("fts optimized")
 
 
+@db_periodic_task(crontab(minute="*/10"))
+@lock_task("fts-optimize")
+def refresh_postings_if_due():
+    """Every 10 minutes: refresh the search postings when a large library has none (an
+    upgrade) or a tenth of its items changed since (a large import), so that searching is
+    fast again within minutes, not at the next daily run."""
+    if store.postings_due():
+        store.optimize()
+        logger.info("fts optimized postings_were_due=1")
+
+
 @db_periodic_task(crontab(minute="*/5"))
 @lock_task("run-due-connectors")
 def run_due_connectors():

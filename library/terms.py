@@ -8,7 +8,7 @@
   recall evaluation (`bench/recall.py`) measured: common words ("the", "why", "para") are
   dropped from unquoted text, since in tens of kilobytes of dialogue they match everything
   and rank nothing; Chinese, Japanese and Korean runs become phrases of two characters (the
-  index holds those characters one by one, `store.index_text`); and nothing is dropped for
+  index holds those characters one by one, `tokens.index_text`); and nothing is dropped for
   length, since a word index can look up `CI` or `Go`. (`library.search` also leaves out
   words that more than half of this library's originals hold: that needs the library.)
 
@@ -17,10 +17,10 @@ hooks' choice of distinctive words.
 """
 
 import re
-import unicodedata
 
 from library import store
 from library.errors import BadInput
+from library.tokens import CJK_CHARS, CJK_RUN_RE, fold, index_text, quote
 
 STOP_WORDS = frozenset("""
 the and for with that this from have has had was were are is be been being you your yours our ours their them they
@@ -36,16 +36,6 @@ tambien solo ahora algo todo todos todas nada bien hola gracias el la lo le les 
 """.split())
 
 _WORD_RE = re.compile(r"\w+")
-_TOKEN_RE = re.compile(r"[^\W_]+")
-_CJK_RUN_RE = re.compile(f"[{store.CJK_CHARS}]+")
-
-
-def fold(text):
-    """Lowercase, accents stripped."""
-    if (text or "").isascii():
-        return (text or "").lower()
-    decomposed = unicodedata.normalize("NFKD", text or "")
-    return "".join(c for c in decomposed if not unicodedata.combining(c)).lower()
 
 
 MAX_QUERY_CHARS = 1_000   # a query is a few words; this leaves room for a pasted error line
@@ -101,10 +91,6 @@ def split_terms_quoted(text):
     return [(term, quoted) for term, quoted in terms if term]
 
 
-def _quote(text):
-    return '"' + text.replace('"', '""') + '"'
-
-
 def build_match_query(text, tokenizer=None):
     """The record index's MATCH expression for free text (SPEC §7), or None when no term is
     long enough.
@@ -116,7 +102,7 @@ def build_match_query(text, tokenizer=None):
     quoted = {}
     for term in split_terms(text):
         if len(term) >= minimum:
-            quoted.setdefault(_quote(term), None)
+            quoted.setdefault(quote(term), None)
     return " OR ".join(quoted) or None
 
 
@@ -134,15 +120,15 @@ def original_terms(text):
         if quoted:
             # A phrase as typed; CJK characters spaced as the index holds them.
             if _WORD_RE.search(term):
-                out.append(" ".join(store.index_text(term).split()))
+                out.append(" ".join(index_text(term).split()))
             continue
         words = _WORD_RE.findall(term)
         if not words or all(fold(word) in STOP_WORDS for word in words):
             continue
-        if _CJK_RUN_RE.search(term):
+        if CJK_RUN_RE.search(term):
             # Split the term into its CJK runs (as bigrams) and the other words around them.
-            for piece in re.split(f"([{store.CJK_CHARS}]+)", term):
-                if _CJK_RUN_RE.fullmatch(piece):
+            for piece in re.split(f"([{CJK_CHARS}]+)", term):
+                if CJK_RUN_RE.fullmatch(piece):
                     out.extend(_cjk_bigrams(piece))
                 else:
                     out.extend(w for w in _WORD_RE.findall(piece) if fold(w) not in STOP_WORDS)
@@ -158,12 +144,8 @@ def build_original_query(text):
     return quote_terms(original_terms(text))
 
 
+
 def quote_terms(terms):
     """Terms OR-ed, each quoted; None for no terms."""
-    return " OR ".join(_quote(term) for term in terms) or None
+    return " OR ".join(quote(term) for term in terms) or None
 
-
-def index_tokens(term):
-    """The tokens the original index holds for a term, as `unicode61 remove_diacritics 2`
-    makes them: letters and digits, lowercased, accents removed (CJK one by one)."""
-    return _TOKEN_RE.findall(fold(store.index_text(term)))

@@ -7,6 +7,7 @@ from django.shortcuts import render
 
 from library import search as lib
 from library.errors import BadInput, NotFound
+from library.filters import library_sources as sources_of_library
 from library.vocabulary import ATOM_DISPLAY_ORDER
 
 PAGE_SIZE = 20
@@ -51,7 +52,7 @@ def search(request):
     return render(request, "library/search.html", {
         "query": query, "filters": filters, "hits": hits, "match": match, "original_match": original_match,
         "records_only": records_only, "error": error, "newest_hint": hint,
-        "page": page, "more": more, "sources": lib.library_sources(),
+        "page": page, "more": more, "sources": sources_of_library(),
         "project_names": [p["project"] for p in lib.projects(allowed_sources=EVERYTHING)],
         "short_query": bool(query) and match is None and original_match is None and not error,
     })
@@ -84,7 +85,7 @@ def timeline(request):
         hits = []
     return render(request, "library/timeline.html", {
         "hits": hits, "filters": filters, "until": until, "page": page, "more": len(hits) == PAGE_SIZE,
-        "sources": lib.library_sources(),
+        "sources": sources_of_library(),
     })
 
 

@@ -192,11 +192,12 @@ def test_check_sees_missing_item_vectors_and_reindex_only_meaning_makes_them(lib
     assert library("check").returncode == 0
 
 
-def test_optimize_merges_the_indexes_and_says_how_many_common_words_have_lists(library):
-    # Three items: no word is held by more than wordlists.LIST_FLOOR of them, so none has a list.
+def test_optimize_merges_the_indexes_and_says_how_many_common_terms_have_postings(library):
+    # Three items: no term is held by more than postings.COMMON of them, so none has postings.
     assert json.loads(library("optimize", "--json").stdout) | {"seconds": 0} == {
-        "optimized": True, "seconds": 0, "listed_words": 0, "lists_built": 0}
-    assert "0 common word(s) have a list (0 built now)" in library("optimize").stdout
+        "optimized": True, "seconds": 0, "common_terms": 0, "weightless_terms": 0, "changed_items": 0}
+    assert "0 common term(s) have postings, 0 more weigh nothing; 0 changed item(s) folded in" in \
+        library("optimize").stdout
     assert library("check").returncode == 0
 
 

@@ -81,3 +81,15 @@ def server():
     fake = ModelServer().start()
     yield fake
     fake.stop()
+
+
+@pytest.fixture(autouse=True)
+def _no_search_caches_across_tests():
+    """The search keeps, per process, what it read of the postings and the items
+    (`library.postings`, `library.catalog`); each test rolls its database back, which a
+    running server never does: start every test without them."""
+    from library import catalog, postings
+
+    postings.forget_held()
+    catalog.forget_versions()
+    yield

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 from django.db import connection
 
-from library import meaning, store
+from library import meaning, ranking, store
 from library import search as lib
 from library.models import Item
+from library.ranking import Ranked
 from library.search import ALL_SOURCES
 from tests.conftest import NOW, days_ago, make_item
 
@@ -117,14 +118,14 @@ def test_meaning_never_adds_a_result_and_leaves_records_only_and_other_scripts_a
 
 
 def test_rerank_scales_closeness_over_the_rows_the_words_ranked_and_leaves_the_rest():
-    rows = [(1, 3.0, "c", ("original",), 1.0), (2, 2.0, "b", ("original",), 1.0), (3, 1.0, "a", ("original",), 0.5),
-            (4, 0.0, "d", ("original",), 1.0)]     # 4: listed by date (relevance 0)
-    reranked = lib.rerank(rows, {1: 0.25, 2: 0.5, 3: 0.75, 4: 1.0}, weight=2.0, depth=4)
+    rows = [Ranked(1, 3.0, 3, ("original",), 1.0), Ranked(2, 2.0, 2, ("original",), 1.0),
+            Ranked(3, 1.0, 1, ("original",), 0.5), Ranked(4, 0.0, 4, ("original",), 1.0)]   # 4: listed by date
+    reranked = ranking.rerank(rows, {1: 0.25, 2: 0.5, 3: 0.75, 4: 1.0}, weight=2.0, depth=4)
     # 1: 3.0 + 2·0 = 3.0; 2: 2.0 + 2·0.5 = 3.0 (older: after 1); 3: 1.0 + 2·1·0.5 (its recency factor) = 2.0
-    assert [(row[0], row[1], row[3]) for row in reranked] == [
+    assert [(row.id, row.score, row.matched_in) for row in reranked] == [
         (1, 3.0, ("original",)), (2, 3.0, ("original", "meaning")), (3, 2.0, ("original", "meaning")),
         (4, 0.0, ("original",))]
-    assert lib.rerank(rows, {1: 0.4, 2: 0.4}, weight=1.0, depth=4) == rows     # nothing to tell apart
+    assert ranking.rerank(rows, {1: 0.4, 2: 0.4}, weight=1.0, depth=4) == rows     # nothing to tell apart
 
 
 def test_check_sees_missing_stale_and_foreign_vectors_and_reindex_repairs_them():

@@ -12,11 +12,16 @@ def test_the_default_file_is_valid_and_means_every_default():
     assert validate(tomllib.loads(config.default_text())) == validate({})
 
 
+def test_a_key_an_earlier_version_read_is_named_with_what_to_do():
+    with pytest.raises(ConfigError, match=r"search\.original_common_share: removed: the search is exact .* delete"):
+        validate({"search": {"original_common_share": 0.05}})
+
+
 def test_defaults_match_the_spec():
     conf = validate({})
     assert conf["search"] == {"candidate_pool": 200, "recency_half_life_days": 90.0, "recency_weight": 0.3,
                               "default_limit": 10, "max_limit": 50, "record_weight": 1.0, "original_weight": 2.0,
-                              "meaning_weight": 1.0, "original_common_share": 1.0}
+                              "meaning_weight": 1.0}
     assert conf["storage"]["tokenizer"] == "trigram remove_diacritics 1"
     assert conf["storage"]["original_tokenizer"] == "unicode61 remove_diacritics 2"
     assert conf["summarizer"]["provider"] == "extractive"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from library.search import build_match_query, split_terms
+from library.terms import build_match_query, split_terms
 
 TRIGRAM = "trigram remove_diacritics 1"
 

@@ -1,4 +1,5 @@
 import secrets
+import time
 from pathlib import Path
 
 from django.conf import settings
@@ -7,7 +8,7 @@ from django.core.management import call_command
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from library import records
+from library import records, store
 from library.access import first_admin
 from library.cli import Verb
 from library.errors import BadInput
@@ -32,8 +33,9 @@ class Command(Verb):
 
     def handle(self, *args, **opts):
         """0. check JEZERO_ADMIN_PASSWORD (a refused one stops here, before the database is
-        touched)  1. migrations  2. static files  3. admin user, or a setup code  4. demo
-        library (each skipped when done)."""
+        touched)  1. migrations  2. the search postings of a large library that has none (an
+        upgrade)  3. static files  4. admin user, or a setup code  5. demo library (each
+        skipped when done)."""
         users = get_user_model()
         given = settings.JEZERO_ADMIN_PASSWORD
         if given is not None and not self._admin_exists_before_migrating(users):
@@ -49,6 +51,14 @@ class Command(Verb):
             self.stdout.write(f"migrations: applied {len(pending)}")
         else:
             self.stdout.write("migrations: skipped (up to date)")
+
+        if store.postings_due():
+            started = time.monotonic()
+            report = store.optimize()
+            self.stdout.write(f"search postings: made for {report['terms']} common term(s) "
+                              f"({time.monotonic() - started:.0f} s)")
+        else:
+            self.stdout.write("search postings: skipped (up to date)")
 
         if settings.JEZERO_STATIC_ROOT_FROM_ENV:
             self.stdout.write("static files: skipped (collected at build time into JEZERO_STATIC_ROOT)")

@@ -1,0 +1,419 @@
+"""The fused ranking of `search()` (SPEC §7a; docs/design.md "How search ranks"), computed
+two ways that give the same answer: exhaustively by FTS5 (`exhaustive=True`, the reference),
+or from the postings of common terms and the item catalog (the default).
+
+1. **What each word index is asked** (`ask`, the same for both ways): the query's terms
+   (`terms.original_terms`: common question words dropped, Chinese, Japanese and Korean as
+   two-character phrases), each as the index's expression (in the record, a word of three
+   letters or more is a prefix). A term of several tokens each of which more than COMMON
+   items hold (a quoted phrase of common words, `file.py`, a pair of common CJK characters)
+   is looked up as its tokens: FTS5 would seek through their whole position lists to find it.
+   A one-token term that more than COMMON items and at least half the index's rows hold is
+   *left out*: bm25 gives it no weight (FTS5's idf is then 1e-6), yet scoring it would cost a
+   pass over half the library.
+2. **Relevance**: for every item that passes the filters, each index's bm25 over the terms
+   it scores, as FTS5 computes it. The reference asks FTS5 for all of them in one statement
+   (`-bm25()` over the terms OR-ed, the filters in the same WHERE). The default adds up each
+   term's part: a common term's from its postings (`library.postings`, numpy, FTS5's own
+   formula and order of operations, so the same bits), any other term's from FTS5 (one
+   statement per term: a rare term costs little), and filters over the catalog
+   (`library.catalog`).
+3. **Fusion** (`fuse`): each index's relevance divided by its best, weighted
+   (`search.record_weight`, `search.original_weight`) and summed, times the recency factor;
+   ties go to the newer item, then the higher id. Items that hold only left-out terms follow,
+   newest first (all of them, when every term was left out: `newest`).
+4. **Meaning** re-ranks the best RERANK_DEPTH (`rerank`), as before.
+"""
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from django.conf import settings
+from django.db import connection
+from django.utils import timezone
+
+from library import catalog, meaning, postings, terms
+from library.filters import micros
+from library.indexes import K1, ORIGINAL, WORDS, B
+from library.tokens import index_tokens
+
+RECORD, ORIGINAL_TEXT, MEANING = "record", "original", "meaning"
+_DAY_US = 86_400_000_000.0
+
+
+def _config():
+    return settings.JEZERO["search"]
+
+
+# --- 1. what each index is asked --------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Term:
+    """One thing an index looks up: its FTS5 expression and the tokens it holds."""
+
+    expression: str
+    tokens: tuple
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What one word index is asked: the terms bm25 ranks by (`scored`, in query order) and
+    those left out (no weight; their holders follow the ranked items, newest first)."""
+
+    index: object
+    scored: tuple = ()
+    left_out: tuple = ()
+    rows: int = 0        # the index's row count, as bm25 reads it
+    tokens: int = 0      # its token count (all columns)
+    found: bool = False  # some item holds a scored term
+
+    @property
+    def shown(self):
+        """What bm25 ranks by, as one expression; when every term was left out, those that
+        list the newest items (None: nothing to look up)."""
+        return " OR ".join(term.expression for term in (self.scored or self.left_out)) or None
+
+    @property
+    def expression(self):
+        """The MATCH expression bm25 ranks by (None: nothing)."""
+        return " OR ".join(term.expression for term in self.scored) or None
+
+
+def ask(index, query, counts, rows, tokens):
+    """What `index` is asked for `query`; `counts.held(index, term, at_most)` says how many
+    items hold a Term (exactly up to `at_most`, else at_most + 1)."""
+    wanted = {}
+    for word in terms.original_terms(query):
+        found = tuple(index_tokens(word))
+        if not found:
+            continue
+        parts = [found]
+        if len(found) > 1 and all(counts.held(index, Term(f'"{token}"', (token,)), postings.COMMON) > postings.COMMON
+                                  for token in found):
+            parts = [(token,) for token in found]
+        for part in parts:
+            expression = index.expression(part)
+            wanted.setdefault(expression, Term(expression, part))
+    scored, left_out, found = [], [], False
+    enough = max(postings.COMMON, (rows + 1) // 2)
+    for term in wanted.values():
+        held = counts.held(index, term, enough if len(term.tokens) == 1 else 0)
+        if len(term.tokens) == 1 and held > postings.COMMON and postings.weightless(held, rows):
+            left_out.append(term)
+            continue
+        scored.append(term)
+        found = found or held > 0
+    return Asked(index, tuple(scored), tuple(left_out), rows, tokens, found)
+
+
+class _Counts:
+    """How many items hold a term, from FTS5 (counting stops past `at_most`: a common term
+    costs what `at_most` postings cost)."""
+
+    def __init__(self, cursor):
+        self.cursor = cursor
+
+    def held(self, index, term, at_most):
+        self.cursor.execute(f"SELECT count(*) FROM (SELECT 1 FROM {index.table} WHERE {index.table} MATCH %s "
+                            f"LIMIT %s)", [term.expression, at_most + 1])
+        return self.cursor.fetchone()[0]
+
+    def postings(self, index, term):
+        return None
+
+
+class _PostedCounts(_Counts):
+    """`_Counts` from the postings where a term has them: exact, and the Postings kept for
+    the scoring; a term the base knows as held by half the index needs no count at all while
+    it cannot have fallen below `at_most` since."""
+
+    def __init__(self, cursor, bases):
+        super().__init__(cursor)
+        self.bases = bases
+        self.found = {}
+
+    def postings(self, index, term):
+        base = self.bases.get(index.name)
+        if base is None or len(term.tokens) != 1 or index.expression(term.tokens) != term.expression:
+            return None
+        key = (index.name, term.expression)
+        if key not in self.found:
+            token = term.tokens[0]
+            if base.term(token) is not None:
+                self.found[key] = postings.current(self.cursor, index, base, token)
+            else:
+                self.found[key] = postings.composed(self.cursor, index, base, token)
+        return self.found[key]
+
+    def held(self, index, term, at_most):
+        found = self.postings(index, term)
+        if found is not None:
+            return min(found.held, at_most + 1)
+        base = self.bases.get(index.name)
+        info = base.term(term.tokens[0]) if base is not None and len(term.tokens) == 1 else None
+        if info is not None and index.expression(term.tokens) == term.expression:
+            held_then, _listed = info
+            if held_then - len(base.changed) > at_most:   # each changed item can have taken one away
+                return at_most + 1
+        return super().held(index, term, at_most)
+
+
+# --- 2. relevance ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Relevance:
+    """One index's bm25 of the items that pass the filters and hold a scored term: `items`
+    (int64 ids, ascending), `scores` (float64), `dates` (microseconds since 1970)."""
+
+    items: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    scores: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    dates: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+
+def _idf(rows, held):
+    """FTS5's idf (fts5_aux.c): log((N − n + 0.5) / (n + 0.5)), 1e-6 when not above 0."""
+    value = math.log((rows - held + 0.5) / (held + 0.5))
+    return value if value > 0.0 else 1e-6
+
+
+def part(found, rows, tokens):
+    """A term's part of bm25 in each item of its Postings, as fts5_aux.c computes it (the
+    same operations in the same order: the same bits)."""
+    avgdl = float(tokens) / float(rows)
+    freqs = found.freqs
+    return _idf(rows, found.held) * ((freqs * (K1 + 1.0)) / (freqs + K1 * ((1 - B) + B * found.lengths / avgdl)))
+
+
+def _reference(cursor, asked, filters):
+    """Relevance of one index from FTS5 itself: bm25 over the scored terms OR-ed, the filters
+    in the same WHERE, every matching row."""
+    if asked.expression is None:
+        return Relevance()
+    table = asked.index.table
+    where = f"AND {filters.sql}" if filters.sql else ""
+    cursor.execute(f"SELECT {table}.rowid, -bm25({table}{asked.index.bm25}), CAST(i.occurred_at AS TEXT) "
+                   f"FROM {table} CROSS JOIN items AS i INDEXED BY items_filter ON i.id = {table}.rowid "
+                   f"WHERE {table} MATCH %s {where} ORDER BY {table}.rowid", [asked.expression, *filters.params])
+    rows = cursor.fetchall()
+    if not rows:
+        return Relevance()
+    return Relevance(np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows)),
+                     np.fromiter((row[1] for row in rows), dtype=np.float64, count=len(rows)),
+                     catalog.dates_of(row[2] for row in rows))
+
+
+def _summed(cursor, asked, counts, known, filters):
+    """Relevance of one index added up term by term: a term with postings from them, any
+    other from FTS5 (its bm25 alone is its part); then the filters, over the catalog."""
+    if asked.expression is None:
+        return Relevance()
+    size = len(known.present)
+    total = np.zeros(size)
+    touched = np.zeros(size, dtype=bool)
+    for term in asked.scored:
+        found = counts.postings(asked.index, term)
+        if found is not None:
+            items, values = found.items, part(found, asked.rows, asked.tokens)
+        else:
+            table = asked.index.table
+            cursor.execute(f"SELECT rowid, -bm25({table}{asked.index.bm25}) FROM {table} WHERE {table} MATCH %s",
+                           [term.expression])
+            rows = cursor.fetchall()
+            items = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+            values = np.fromiter((row[1] for row in rows), dtype=np.float64, count=len(rows))
+        if not len(items):
+            continue
+        inside = items < size   # an item the catalog does not know yet is not in this snapshot
+        items, values = items[inside], values[inside]
+        total[items] += values   # in query order, as bm25 adds the terms up
+        touched[items] = True
+    items = np.flatnonzero(touched)
+    items = items[known.passes(items, filters)]
+    return Relevance(items, total[items], known.dates(items))
+
+
+# --- 3. fusion -----------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Ranked:
+    """One ranked result: its item, score (0 for an item listed by date), date
+    (microseconds), where it matched (`matched_in`) and the recency factor its relevance was
+    multiplied by."""
+
+    id: int
+    score: float
+    date: int
+    matched_in: tuple
+    factor: float
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """A search's ranked items, best first, as deep as asked; what each index looked up."""
+
+    rows: list
+    record: Asked | None
+    original: Asked | None
+
+    @property
+    def newest(self):
+        """Every term of the query was left out: the items are listed by date."""
+        asked = [a for a in (self.record, self.original) if a is not None]
+        return not any(a.found for a in asked) and any(a.left_out for a in asked)
+
+
+def fuse(record, original, *, now_us, depth, record_weight, original_weight, recency_weight, half_life_days):
+    """The best `depth` Ranked of two Relevances: each divided by its best, weighted and
+    summed (record first), times the recency factor (1 − w) + w · 0.5^(age / half life);
+    ties newer first, then higher id. Pure."""
+    size = max(int(relevance.items[-1]) + 1 for relevance in (record, original) if len(relevance.items)) \
+        if len(record.items) or len(original.items) else 0
+    if not size:
+        return []
+    held = np.zeros(size, dtype=bool)
+    held[record.items] = True
+    held[original.items] = True
+    ids = np.flatnonzero(held)
+    where = np.zeros(size, dtype=np.int64)
+    where[ids] = np.arange(len(ids))
+    total = np.zeros(len(ids))
+    dates = np.zeros(len(ids), dtype=np.int64)
+    names = []
+    for relevance, weight, name in ((record, record_weight, RECORD), (original, original_weight, ORIGINAL_TEXT)):
+        found = np.zeros(len(ids), dtype=bool)
+        if len(relevance.items):
+            at = where[relevance.items]
+            best = relevance.scores.max()
+            share = (weight * relevance.scores) / best if best > 0 else np.zeros(len(relevance.items))
+            total[at] += share
+            dates[at] = relevance.dates
+            found[at] = True
+        names.append((name, found))
+    age = np.maximum(now_us - dates, 0) / _DAY_US
+    factor = (1.0 - recency_weight) + recency_weight * np.power(0.5, age / half_life_days)
+    score = total * factor
+    chosen = np.arange(len(ids))
+    if len(ids) > depth:
+        bar = np.partition(score, len(ids) - depth)[len(ids) - depth]
+        chosen = np.flatnonzero(score >= bar)
+    order = chosen[np.lexsort((ids[chosen], dates[chosen], score[chosen]))[::-1]][:depth]
+    return [Ranked(int(ids[i]), float(score[i]), int(dates[i]),
+                   tuple(name for name, found in names if found[i]), float(factor[i])) for i in order]
+
+
+def _listed_by_date(cursor, asked_list, filters, skip, need):
+    """Up to `need` items that hold a left-out term of either index and are not in `skip`,
+    newest first (then higher id), each with the indexes it matched in."""
+    lists = []
+    for asked in asked_list:
+        if asked is None or not asked.left_out:
+            continue
+        table = asked.index.table
+        where = f"{filters.sql} AND " if filters.sql else ""
+        cursor.execute(f"SELECT i.id, CAST(i.occurred_at AS TEXT) FROM items AS i WHERE {where}"
+                       f"EXISTS (SELECT 1 FROM {table} WHERE {table} MATCH %s AND {table}.rowid = i.id) "
+                       f"ORDER BY i.occurred_at DESC, i.id DESC LIMIT %s",
+                       [*filters.params, " OR ".join(term.expression for term in asked.left_out), need + len(skip)])
+        rows = cursor.fetchall()
+        dates = catalog.dates_of(row[1] for row in rows) if rows else []
+        lists.append((asked.index.role, [(int(date), row[0]) for row, date in zip(rows, dates, strict=True)]))
+    found = {}
+    for role, rows in lists:
+        for date, item_id in rows:
+            if item_id not in skip:
+                found.setdefault((date, item_id), []).append(role)
+    ordered = sorted(found, reverse=True)[:need]
+    return [Ranked(item_id, 0.0, date, tuple(found[(date, item_id)]), 1.0) for date, item_id in ordered]
+
+
+# --- 4. meaning ----------------------------------------------------------------------------------------
+
+def rerank(ranked, similarity, *, weight, depth):
+    """Ranked rows with the first `depth` re-ranked by meaning: each gains `weight` times its
+    similarity (`similarity`: {id: cosine}) scaled from the lowest of them (0) to the highest
+    (1), before the recency factor (a row without vectors gains nothing). `matched_in` gains
+    "meaning" from `meaning.SHOWN` up. Only rows that the words ranked are re-ranked: the
+    rows below `depth`, and those listed by date (score 0), stay as they are, below every row
+    above, which only gained. Pure."""
+    head = judged(ranked, depth)
+    depth = len(head)
+    known = [similarity[row.id] for row in head if row.id in similarity]
+    if not weight or len(known) < 2 or max(known) <= min(known):
+        return ranked
+    low, span = min(known), max(known) - min(known)
+    out = []
+    for row in head:
+        share = (similarity[row.id] - low) / span if row.id in similarity else 0.0
+        names = (*row.matched_in, MEANING) if share >= meaning.SHOWN else row.matched_in
+        out.append(Ranked(row.id, row.score + weight * share * row.factor, row.date, names, row.factor))
+    out.sort(key=lambda row: (row.score, row.date, row.id), reverse=True)
+    return out + ranked[depth:]
+
+
+def judged(ranked, depth):
+    """The rows `rerank` may move: of the first `depth`, those the words ranked (score above
+    0; `ranked` is sorted by score, so they come first)."""
+    return [row for row in ranked[:depth] if row.score > 0]
+
+
+# --- the whole ------------------------------------------------------------------------------------------
+
+def _flush(cursor):
+    """Inside a transaction that wrote, FTS5 keeps its row and token counts in memory until a
+    savepoint or the commit: a savepoint makes it write them, so that they can be read."""
+    if connection.in_atomic_block:
+        cursor.execute("SAVEPOINT jezero_counts")
+        cursor.execute("RELEASE jezero_counts")
+
+
+def asked_and_relevance(query, filters, *, exhaustive=False):
+    """({role: Asked}, {role: Relevance}) of the indexes the configured weights use (call
+    inside `postings.reading`)."""
+    config = _config()
+    used = [index for index, weight in ((WORDS, config["record_weight"]), (ORIGINAL, config["original_weight"]))
+            if weight]
+    asked, relevance = {}, {}
+    with connection.cursor() as cursor:
+        _flush(cursor)
+        if exhaustive:
+            counts = _Counts(cursor)
+        else:
+            counts = _PostedCounts(cursor, {index.name: postings.base(cursor, index) for index in used})
+            known = catalog.current(cursor) if not filters.empty else None
+        for index in used:
+            rows, tokens = postings.averages(cursor, index)
+            asked[index.role] = ask(index, query, counts, rows, tokens)
+            if filters.empty:
+                relevance[index.role] = Relevance()
+            elif exhaustive:
+                relevance[index.role] = _reference(cursor, asked[index.role], filters)
+            else:
+                relevance[index.role] = _summed(cursor, asked[index.role], counts, known, filters)
+    return asked, relevance
+
+
+def rank(query, filters, *, depth, now=None, exhaustive=False):
+    """The Ranking of `query` for items passing `filters`, `depth` rows deep (fewer when
+    fewer items match): the default way, or with `exhaustive` FTS5's own (the reference)."""
+    config = _config()
+    with postings.reading():
+        asked, relevance = asked_and_relevance(query, filters, exhaustive=exhaustive)
+        record, original = asked.get(RECORD), asked.get(ORIGINAL_TEXT)
+        if filters.empty or not depth:
+            return Ranking([], record, original)
+        weight = config["meaning_weight"]
+        deep = max(depth, meaning.RERANK_DEPTH) if weight else depth
+        ranked = fuse(relevance.get(RECORD, Relevance()), relevance.get(ORIGINAL_TEXT, Relevance()),
+                      now_us=micros(now or timezone.now()), depth=deep, record_weight=config["record_weight"],
+                      original_weight=config["original_weight"], recency_weight=config["recency_weight"],
+                      half_life_days=config["recency_half_life_days"])
+        if len(ranked) < deep:
+            with connection.cursor() as cursor:
+                ranked += _listed_by_date(cursor, (record, original), filters, {row.id for row in ranked},
+                                          deep - len(ranked))
+    head = judged(ranked, meaning.RERANK_DEPTH) if weight else []
+    if len(head) > 1 and meaning.applies(query):   # one row has nothing to be re-ranked against
+        ranked = rerank(ranked, meaning.similarities(query, [row.id for row in head]), weight=weight,
+                        depth=meaning.RERANK_DEPTH)
+    return Ranking(ranked[:depth], record, original)

@@ -575,7 +575,8 @@ def check(using="default"):
     for index in indexes.WORD_INDEXES:
         with connections[using].cursor() as cursor:
             if table_exists(cursor, index.table):
-                report.problems.extend(f"{line}: run `jezero optimize`" for line in postings.problems(cursor, index))
+                report.problems.extend(f"{line}: run `jezero reindex --only {index.name}`"
+                                       for line in postings.problems(cursor, index))
     return report
 
 

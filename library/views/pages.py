@@ -47,7 +47,7 @@ def search(request):
             hits = lib.timeline(allowed_sources=EVERYTHING, limit=PAGE_SIZE, offset=offset, **filters)
     except BadInput as exc:
         error = str(exc)
-    pool = lib.candidate_pool() * (1 if records_only else 2)  # the fused ranking draws on two pools
+    pool = lib.candidate_pool()   # a search ranks this many results at most
     more = len(hits) == PAGE_SIZE and (not query or offset + PAGE_SIZE < pool)
     return render(request, "library/search.html", {
         "query": query, "filters": filters, "hits": hits, "match": match, "original_match": original_match,

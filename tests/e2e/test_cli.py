@@ -56,7 +56,7 @@ def test_init_sets_up_a_data_folder_and_says_skipped_the_second_time(run):
     assert oct((run.data / "secret_key").stat().st_mode & 0o777) == "0o600"
     second = run("init").stdout
     assert "created" not in second
-    assert second.count("skipped") == 5  # static files are re-collected on every init
+    assert second.count("skipped") == 6  # static files are re-collected on every init
 
 
 def test_commands_before_init_say_what_to_do(run):
@@ -78,7 +78,9 @@ def test_a_bad_config_is_one_line_naming_the_key(run):
 def test_search_json_has_the_query_the_match_and_the_rows(library):
     out = json.loads(library("search", "analytics", '"consent banner"', "--json").stdout)
     assert out["query"] == 'analytics "consent banner"'
-    assert out["match"] == '"consent banner"'   # "analytics" is in most records here: no BM25 weight
+    # "analytics" is in most records here: BM25 gives it (almost) no weight, but in a library this
+    # small scoring it costs nothing, so it is not left out (it is, past postings.COMMON items).
+    assert out["match"] == '"analytics"* OR "consent banner"'
     assert [r["key"] for r in out["results"]][0] == "agent-laptop:d1"
     assert set(out["results"][0]) == {"id", "key", "title", "summary", "project", "source", "trust", "occurred_at", "score",
                                       "matched_in", "snippet"}

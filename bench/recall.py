@@ -16,8 +16,8 @@ A benchmark script, not a test. It
    originals (bench/search.py's generator), and on a copy whose records for the sessions of
    bench/recall/records.jsonl were replaced by those hand-written, model-quality records
    (through `records.import_jsonl`, the write path that keeps both indexes in step);
-   with `--large`, also on a copy grown to 100,000 items, where the fused search's first stage
-   leaves common terms out (issue 15: it does so only past 20,000 items);
+   with `--large`, also on a copy grown to 100,000 items, where common terms are scored from
+   their postings and the words half the library holds are left out (only past 1,000 items);
 5. writes recall@1/5/10 and MRR@10 per configuration, difficulty and language to
    bench/RESULTS-recall.md (and the raw ranks to bench/work/recall/result-*.json).
 
@@ -40,7 +40,6 @@ import shutil
 import statistics
 import sys
 import time
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -273,17 +272,18 @@ def _rank(ids, wanted, source_of):
 
 def configurations(experiments):
     """name → how to rank: ("search", search kwargs) calls library.search.search as users do;
-    ("search", kwargs, {name: value}) does so with these constants of library.search changed;
-    ("fuse", options) fuses the two candidate lists in this file (alternatives measured)."""
+    ("search", kwargs, {name: value}) does so with these module constants or `[search]`
+    settings changed (`patched`); ("fuse", options) fuses the two indexes' relevances in this
+    file (alternatives measured)."""
     configs = {
         "records-only (§7)": ("search", {"records_only": True}),
         "fused (default)": ("search", {}),
-        # Issue 15's first stage leaves common terms out of the record list only in a library
-        # of more than COMMON_FLOOR / RECORD_SHARE items (20,000); without the floor it does so
-        # here (and of the original-text list too with `search.original_common_share` 0.05).
-        "fused, common terms left out of the record list at any size": ("search", {}, {"COMMON_FLOOR": 0}),
-        "fused, common terms left out of both lists at any size": (
-            "search", {}, {"COMMON_FLOOR": 0, "original_common_share": 0.05}),
+        # The exhaustive reference gives the same answer by construction (tests/integration/
+        # test_search_exact.py); measured here too, so that the report shows it.
+        "fused, exhaustive reference": ("search", {"exhaustive": True}),
+        # A word held by half the index or more is left out only past postings.COMMON items
+        # (1,000); without that floor, at any size:
+        "fused, words held by half the library left out at any size": ("search", {}, {"postings__COMMON": 0}),
         # The alternatives below ("fuse") are lexical: compare them with "lexical fused".
         "fused, trigram record list (before issue 15)": ("fuse", {"record_weight": 1.0, "original_weight": 2.0,
                                                                   "trigram": True}),
@@ -304,33 +304,42 @@ def configurations(experiments):
     return configs
 
 
-def candidate_lists(query, trigram=False):
-    """The fused search's two candidate lists; with `trigram`, as before issue 15: the record
-    list from SPEC §7's trigram index and query, no term left out of either but a word more
-    than half the originals hold."""
+def relevances(query, trigram=False):
+    """(record, original): each index's ranking.Relevance of every matching item, as the
+    default search computes them; with `trigram`, the record's from SPEC §7's trigram index
+    and query (as before issue 15)."""
+    import numpy as np
     from django.db import connection
 
-    from library import search as lib
-    from library import store
+    from library import catalog, postings, ranking, store, terms
+    from library.filters import ALL_SOURCES, build
 
-    filters = replace(lib._filters(lib.ALL_SOURCES), now=connection.ops.adapt_datetimefield_value(NOW))
-    size = store.indexed_items()
-    if trigram:
-        weights = ", " + ", ".join(f"{w:.1f}" for w in store.BM25_WEIGHTS)
-        record = lib._candidates(lib.Lookup(store.FTS_TABLE, lib.build_match_query(query), weights=weights), filters)
-        with patched(COMMON_FLOOR=10 ** 9):
-            original = lib._candidates(lib.original_lookup(query, size), filters)
-        return record, original
-    record = lib._candidates(lib.record_lookup(query, size), filters)
-    original = lib._candidates(lib.original_lookup(query, size), filters)
+    filters = build(ALL_SOURCES)
+    with postings.reading():
+        _asked, found = ranking.asked_and_relevance(query, filters)
+        record = found.get(ranking.RECORD, ranking.Relevance())
+        original = found.get(ranking.ORIGINAL_TEXT, ranking.Relevance())
+        if trigram:
+            match = terms.build_match_query(query)
+            rows = []
+            if match:
+                fts, weights = store.FTS_TABLE, ", ".join(f"{w:.1f}" for w in store.BM25_WEIGHTS)
+                with connection.cursor() as cursor:
+                    cursor.execute(f"SELECT {fts}.rowid, -bm25({fts}, {weights}), CAST(i.occurred_at AS TEXT) "
+                                   f"FROM {fts} JOIN items AS i ON i.id = {fts}.rowid WHERE {fts} MATCH %s "
+                                   f"ORDER BY {fts}.rowid", [match])
+                    rows = cursor.fetchall()
+            record = ranking.Relevance(np.array([r[0] for r in rows], dtype=np.int64),
+                                       np.array([r[1] for r in rows], dtype=np.float64),
+                                       catalog.dates_of(r[2] for r in rows)) if rows else ranking.Relevance()
     return record, original
 
 
 @contextlib.contextmanager
 def patched(**changes):
     """library.search with these module constants (UPPER case; `module__NAME` for another
-    module of library, e.g. `wordlists__LIST_LENGTH`) and `[search]` settings (lower case)
-    changed, for the time of the block."""
+    module of library, e.g. `postings__COMMON`) and `[search]` settings (lower case) changed,
+    for the time of the block."""
     import importlib
 
     from django.conf import settings
@@ -358,31 +367,39 @@ def patched(**changes):
 
 
 def fused_ids(record, original, options, recency_weight):
-    from library import search as lib
+    """The top 10 ids of two Relevances fused as `options` say (no meaning re-rank)."""
+    import numpy as np
+    from django.conf import settings
 
-    if options.get("rrf"):
-        k = options["rrf"]
-        scores = {}
-        for rows in (record, original):
-            ordered = sorted(rows, key=lambda r: (r[1], r[2], r[0]), reverse=True)
-            for position, row in enumerate(ordered, start=1):
-                entry = scores.setdefault(row[0], [0.0, row[2], row[3]])
-                entry[0] += 1.0 / (k + position)
-        ranked = sorted(((i, s * ((1 - recency_weight) + recency_weight * d), at) for i, (s, at, d) in scores.items()),
-                        key=lambda r: (r[1], r[2], r[0]), reverse=True)
-        return [r[0] for r in ranked[:10]]
-    if options.get("raw"):
-        scores = {}
-        for rows in (record, original):
-            for item_id, relevance, at, decay in rows:
-                entry = scores.setdefault(item_id, [0.0, at, decay])
-                entry[0] += relevance
-        ranked = sorted(((i, s * ((1 - recency_weight) + recency_weight * d), at) for i, (s, at, d) in scores.items()),
-                        key=lambda r: (r[1], r[2], r[0]), reverse=True)
-        return [r[0] for r in ranked[:10]]
-    ranked = lib.fuse(record, original, record_weight=options["record_weight"],
-                      original_weight=options["original_weight"], recency_weight=recency_weight)
-    return [row[0] for row in ranked[:10]]
+    from library import ranking
+    from library.filters import micros
+
+    half_life = settings.JEZERO["search"]["recency_half_life_days"]
+    now_us = micros(NOW)
+
+    def factor(dates):
+        age = np.maximum(now_us - dates, 0) / 86_400_000_000.0
+        return (1 - recency_weight) + recency_weight * np.power(0.5, age / half_life)
+
+    if options.get("rrf") or options.get("raw"):
+        scores, dates = {}, {}
+        for relevance in (record, original):
+            order = np.lexsort((relevance.items, relevance.dates, relevance.scores))[::-1]
+            for position, at in enumerate(order, start=1):
+                item_id = int(relevance.items[at])
+                part = 1.0 / (options["rrf"] + position) if options.get("rrf") else float(relevance.scores[at])
+                scores[item_id] = scores.get(item_id, 0.0) + part
+                dates[item_id] = int(relevance.dates[at])
+        ids = np.array(list(scores), dtype=np.int64)
+        if not len(ids):
+            return []
+        when = np.array([dates[i] for i in ids], dtype=np.int64)
+        total = np.array([scores[i] for i in ids]) * factor(when)
+        return [int(ids[i]) for i in np.lexsort((ids, when, total))[::-1][:10]]
+    ranked = ranking.fuse(record, original, now_us=now_us, depth=10, record_weight=options["record_weight"],
+                          original_weight=options["original_weight"], recency_weight=recency_weight,
+                          half_life_days=half_life)
+    return [row.id for row in ranked]
 
 
 def evaluate(qs, by_source, configs):
@@ -415,7 +432,7 @@ def evaluate(qs, by_source, configs):
                 else:
                     trigram = bool(options.get("trigram"))
                     if trigram not in lists:
-                        lists[trigram] = candidate_lists(text, trigram=trigram)
+                        lists[trigram] = relevances(text, trigram=trigram)
                     ids = fused_ids(*lists[trigram], options, recency)
                 ranks[name].setdefault(q["id"], {})[form] = _rank(ids, target, source_of)
     # The fusion in this file must be the one search() runs: compare their top 10 once.
@@ -433,7 +450,7 @@ def check_same_fusion(qs):
     differ = 0
     for q in qs:
         text = q["question"]
-        mine = fused_ids(*candidate_lists(text), options, conf["recency_weight"])
+        mine = fused_ids(*relevances(text), options, conf["recency_weight"])
         with patched(meaning_weight=0.0):   # this file's `fuse` configurations are lexical
             theirs = [hit.id for hit in lib.search(text, allowed_sources=lib.ALL_SOURCES, limit=10, now=NOW).hits]
         differ += mine != theirs
@@ -499,15 +516,10 @@ def child(args):
         info["original_chars"] = cursor.fetchone()[0]
     info["check_ok"] = store.check().ok
     configs = configurations(experiments and mode != "large")
-    if mode == "large":   # at this size the floor no longer keeps the budgets from acting
-        del configs["fused, common terms left out of the record list at any size"]
-        del configs["fused, common terms left out of both lists at any size"]
-        configs["fused, no term left out"] = ("search", {}, {"COMMON_FLOOR": 10 ** 9, "wordlists__LIST_FLOOR": 10 ** 9})
-        configs["fused, no common-word lists (before them)"] = ("search", {}, {"wordlists__LIST_FLOOR": 10 ** 9})
-        configs["fused, lists read to 1,000 items"] = ("search", {}, {"wordlists__LIST_READ": 1_000})
-        configs["fused, lists read to 250 items"] = ("search", {}, {"wordlists__LIST_READ": 250})
-        configs["fused, a phrase of common words looked up as a phrase"] = ("search", {}, {"PHRASES_AS_WORDS": False})
-        configs["fused, original_common_share 0.05"] = ("search", {}, {"original_common_share": 0.05})
+    if mode == "large":   # at this size the floor no longer keeps the rules from acting
+        del configs["fused, words held by half the library left out at any size"]
+        configs["fused, no term left out and no phrase split (every term as typed, FTS5 only)"] = (
+            "search", {}, {"postings__COMMON": 10 ** 9})
     ranks, timing = evaluate(qs, by_source, configs)
     info["fusion_differs"] = check_same_fusion(qs)
     if experiments and mode == "base":
@@ -598,8 +610,10 @@ def render(results, build_info, notes, command):
             lines += ["", f"### Grown to {large['info']['items']:,} items ({large['info']['added']:,} synthetic items "
                       f"with synthetic originals added; `--large`)", "",
                       table(large, [name for name in main[:3] if name in large["ranks"]], groups_of(qs), form), "",
-                      "Issue 15's first stage leaves common terms out only in a library of more than 20,000 items: "
-                      "this is where it acts. *no term left out* is the same search without that.", "",
+                      "Past 1,000 items a word held by half the library or more is left out (bm25 gives it no "
+                      "weight) and a phrase of common words is looked up as its words: this is where those rules act. "
+                      "*no term left out and no phrase split* is the same search without them; *exhaustive reference* "
+                      "is the default computed by FTS5 alone (the same answer).", "",
                       table(large, names, groups_of(qs)[:1], form)]
         for mode, label in (("handwritten", "base"), ("grown-handwritten", "grown")):
             if mode not in results:

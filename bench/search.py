@@ -1,24 +1,28 @@
 #!/usr/bin/env python
-"""Search latency benchmark: the fused `search()` (SPEC §7a) against records-only (§7) and raw FTS5.
+"""Search latency benchmark: the default `search()` beside its exhaustive reference, records-only
+(SPEC §7) and raw FTS5, unfiltered, with each filter and as a client limited to one source.
 
-A benchmark script, not a test. For each library size it builds a fresh data folder under
-bench/work/<size>/ (git-ignored) in its own subprocess (Django reads the settings once per
-process), fills it with realistic items, each with a realistic `original`, through
-`Item.objects.bulk_create` (which keeps both full-text indexes), and measures
+A benchmark script, not a test. For each library size it uses the data folder
+bench/work/serve-<size>/ (git-ignored; shared with bench/serve.py), built once by `build`:
+realistic items, each with a realistic `original`, through `Item.objects.bulk_create` (which
+keeps every index), then `store.optimize()` (the indexes merged, the postings of common terms
+made). A marker file says what the folder holds, so a second run (or bench/serve.py) reuses
+it; `--rebuild` makes it anew. In a subprocess per size (Django reads the settings once per
+process) it measures, interleaved, per-query latency (p50 / p95 / max, wall clock and process
+CPU time) of:
 
-* build time (items/s), `store.optimize()` time, and the sizes of the original-text index
-  (`items_original_fts_*`, also per MB of original text), the record index (`items_fts_*`),
-  the items table and the DB file, before and after `store.optimize()`;
-* per-query latency (p50 / p95 / max, wall clock and thread CPU time) of six variants,
-  interleaved, before and after `store.optimize()`: the record floor
-  `SELECT rowid, bm25(items_fts, ...) AS rank FROM items_fts WHERE items_fts MATCH ? ORDER BY
-  rank LIMIT 200`, the original floor (the same over `items_original_fts` with
-  `build_original_query`), `search(records_only=True)`, the fused `search()`, the fused
-  `search(source=)` and `search(project=)`, and the fused `search()` without the common-word
-  lists (`library.wordlists`; before optimize none is built yet, so there both fused
-  variants run without them);
-* the headline: fused p95 ÷ records-only p95 (goal ≤ 1.5×);
-* a cProfile of the fused search().
+* the floors: raw FTS5 over each index (`bm25` of every matching row, the best 200);
+* `search(records_only=True)` (SPEC §7);
+* the default `search()`: unfiltered, with `source=`, `project=`, `since=`, and as a client
+  whose token allows one source; and without meaning (`meaning_weight` 0);
+* the reference, `search(exhaustive=True)` (FTS5 scores every matching item of each index,
+  the filters in the same statement), unfiltered and as a client limited to one source;
+
+first on the library as optimized, then after writes since the refresh (1 % of the library
+written and 0.1 % rewritten inside a transaction that is rolled back: the fresh table's cost).
+Every answer of the default search is compared with the reference's (ids, order, scores,
+with the same clock): the report says how many differ. Plus the sizes of the indexes and
+postings, and a cProfile of the default search.
 
 The text is not random letters: an order-2 Markov chain trained on the docstrings of the
 Python standard library (real English and code vocabulary) plus a fixed list of developer
@@ -28,6 +32,7 @@ a fixed seed; the records are the same as before originals were added.
 
     .venv/bin/python bench/search.py                      # 10k and 100k, 5 runs, writes RESULTS-search.md
     .venv/bin/python bench/search.py --sizes 2000 --runs 2 --output /tmp/quick.md
+    .venv/bin/python bench/search.py --sizes 1000000 --runs 3 --reference-runs 1 --output bench/RESULTS-search-1m.md
     .venv/bin/python bench/search.py --report-only        # re-render from bench/work/result-*.json
 """
 
@@ -35,15 +40,17 @@ import ast
 import os
 import random
 import re
+import shutil
 import statistics
 import sys
 import sysconfig
+import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import harness
-from harness import BENCH_DIR, REPO_DIR, WORK_DIR, pct
+from harness import BENCH_DIR, REPO_DIR, WORK_DIR
 
 REAL_DB = WORK_DIR / "recall" / "base" / "jezero.sqlite3"  # bench/recall.py's real segments
 SEED = 20_240_601
@@ -327,12 +334,89 @@ def make_queries(text, sentences, n=N_QUERIES):
     return queries
 
 
+# --- the library: built once, reused (bench/serve.py uses it too) ----------------------------------
+
+MARKER = "serve-bench.json"
+
+
+def library_folder(size):
+    return WORK_DIR / f"serve-{size}"
+
+
+def marker_ok(data, size):
+    """What the folder's marker says it holds, when it holds this generator's library of
+    `size` items; None otherwise."""
+    try:
+        marker = harness.read_json(data / MARKER)
+    except (OSError, ValueError):
+        return None
+    want = {"size": size, "seed": SEED, "python": sys.version.split()[0], "originals": ORIGINAL_SEED}
+    return marker if all(marker.get(k) == v for k, v in want.items()) else None
+
+
+def build(size, data, log):
+    """Fill an empty, migrated library (this process has Django set up) and optimise it."""
+    from django.db import transaction
+
+    from library import store
+    from library.models import Item
+
+    t = time.perf_counter()
+    sentences, identifiers = harvest_sentences()
+    rng = random.Random(SEED)
+    text = Text(sentences, identifiers, rng)
+    original_pool(text)
+    orng = random.Random(ORIGINAL_SEED)
+    for start in range(0, size, BATCH):
+        records = [make_record(text, rng, i) for i in range(start, min(size, start + BATCH))]
+        for r in records:
+            r["original"] = make_original(text, orng)
+        with transaction.atomic():
+            Item.objects.bulk_create([Item(**r) for r in records])
+        if (start // BATCH) % 10 == 9:
+            log(f"built {start + BATCH:,} items ({time.perf_counter() - t:.0f} s)")
+    build_s = time.perf_counter() - t
+    t = time.perf_counter()
+    store.optimize()
+    optimize_s = time.perf_counter() - t
+    log(f"built {size:,} items in {build_s:.0f} s, optimize {optimize_s:.1f} s")
+    marker = {"size": size, "seed": SEED, "originals": ORIGINAL_SEED, "python": sys.version.split()[0],
+              "build_s": build_s, "optimize_s": optimize_s, "built_at": harness.stamp()}
+    harness.write_json(data / MARKER, marker)
+    return marker
+
+
+def open_library(size, rebuild=False, secret="bench-serve", **extra):
+    """Point this process at the size's data folder (HOME an empty folder: `jezero init` finds
+    no agent folders), build it unless a valid one is there, set Django up. Returns the marker."""
+    data = library_folder(size)
+    home = Path(tempfile.mkdtemp(prefix="jezero-bench-home-"))
+    harness.use_data_dir(data, secret, HOME=str(home), **extra)
+    marker = None if rebuild else marker_ok(data, size)
+    if marker is None:
+        shutil.rmtree(data, ignore_errors=True)
+    log = harness.logger(f"[{size}]")
+    harness.jezero("init")   # idempotent: migrations (and the postings of an upgraded library), static files
+    harness.setup_django()
+    from library.models import Item
+
+    if marker is None:
+        if Item.objects.exists():
+            raise SystemExit(f"{data} holds items but no valid {MARKER}: use --rebuild")
+        marker = build(size, data, log)
+    items = Item.objects.count()
+    if items != size:
+        raise SystemExit(f"{data} holds {items:,} items, not {size:,}: use --rebuild")
+    return marker
+
+
 # --- measuring ---------------------------------------------------------------------------------
 
 def _shadow(tables, table):
     """The sizes of one FTS5 table's shadow tables (`<table>_data`, `_idx`, `_content`, …)."""
     part = {name[len(table) + 1:]: size for name, size in tables.items()
-            if name.startswith(table + "_") and not name.startswith((f"{table}_lists", f"{table}_common"))}
+            if name.startswith(table + "_") and name.removeprefix(table + "_") in ("data", "idx", "content",
+                                                                                  "docsize", "config")}
     return {"total": sum(part.values()), "index": part.get("data", 0) + part.get("idx", 0),
             "content": part.get("content", 0), "docsize": part.get("docsize", 0)}
 
@@ -361,15 +445,16 @@ def sizes(connection, db_path):
         items_btrees = {row[0] for row in cursor.fetchall()}
     tables = harness.dbstat(db_path)
     wal = Path(str(db_path) + "-wal")
+    beside = ("_postings", "_lengths", "_changed", "_fresh")
     return {
         "record": _shadow(tables, "items_fts"),
         "original": _shadow(tables, "items_original_fts"),
         "words": _shadow(tables, "items_words"),
         "vectors": tables.get("items_vectors", 0),
-        "lists": {name: sum(size for table, size in tables.items() if table.startswith((f"{index}_lists", f"{index}_common")))
-                  for name, index in (("original", "items_original_fts"), ("record", "items_words"))},
+        "postings": {name: sum(size for table, size in tables.items()
+                               if table.startswith(tuple(index + part for part in beside)))
+                     for name, index in (("original", "items_original_fts"), ("record", "items_words"))},
         "items_table": sum(size for name, size in tables.items() if name in items_btrees),
-        "items_filter": tables.get("items_filter", 0),
         "db_file": db_path.stat().st_size + (wal.stat().st_size if wal.exists() else 0),
         "tables": tables,
     }
@@ -377,86 +462,53 @@ def sizes(connection, db_path):
 
 # The variants timed, in the order of the report; the first two are raw FTS5 queries.
 VARIANTS = ("record_floor", "original_floor", "records_only", "fused", "fused_source", "fused_project",
-            "fused_no_lists", "fused_no_meaning")
-FUSED = ("fused", "fused_source", "fused_project", "fused_no_lists", "fused_no_meaning")
+            "fused_since", "fused_client", "fused_no_meaning", "reference", "reference_client")
+REFERENCES = ("reference", "reference_client")
+AFTER_WRITES = ("fused", "fused_client", "reference", "reference_client")
+ANCHOR_NOW = datetime(2026, 11, 1, tzinfo=UTC)   # the clock of every search (items fall in the two years before)
 
 
 def child(args):
-    """One size in its own process: a fresh data folder (no configuration file: defaults)."""
-    size, runs = args["size"], args["runs"]
+    """One size in its own process."""
+    size, runs, reference_runs = args["size"], args["runs"], args["reference_runs"]
     result_head = harness.git_head("library")  # the code this process imports, read before it can change
     load_start = os.getloadavg()
-    harness.setup_django(WORK_DIR / str(size), fresh=True, migrate=True)
+    marker = open_library(size, rebuild=args["rebuild"])
     from django.conf import settings
     from django.db import connection, transaction
 
     from library import search as S
-    from library import store, terms, wordlists
+    from library import store, terms
     from library.models import Item
 
     db_path = Path(settings.DATABASES["default"]["NAME"])
     config = settings.JEZERO["search"]
-    result = {"size": size, "runs": runs, "sqlite": connection.Database.sqlite_version,
-              "tokenizer": store.configured_tokenizer(),
-              "original_tokenizer": store.configured_original_tokenizer(), "search_config": dict(config)}
+    result = {"size": size, "runs": runs, "reference_runs": reference_runs, "sqlite": connection.Database.sqlite_version,
+              "tokenizer": store.configured_tokenizer(), "original_tokenizer": store.configured_original_tokenizer(),
+              "search_config": dict(config), "build": marker}
     log = harness.logger(f"[{size}]")
     result["real_originals"] = real_originals()
+    lengths = [len(text) for text in Item.objects.values_list("original", flat=True).iterator()] \
+        if size <= 200_000 else None
+    if lengths:
+        result["originals"] = {"chars": sum(lengths), "median": statistics.median(lengths),
+                               "mean": statistics.mean(lengths), "max": max(lengths)}
 
-    # --- build ---
-    t = time.perf_counter()
     sentences, identifiers = harvest_sentences()
-    rng = random.Random(SEED)
-    text = Text(sentences, identifiers, rng)
-    result["harvest_s"] = time.perf_counter() - t
-    t = time.perf_counter()
-    original_pool(text)
-    result["pool_s"] = time.perf_counter() - t
-    result["corpus"] = {"sentences": len(sentences), "identifiers": len(identifiers)}
-    orng = random.Random(ORIGINAL_SEED)  # the records are drawn from `rng` exactly as before originals
-    gen_s = build_s = 0.0
-    chars, lengths = 0, []
-    for start in range(0, size, BATCH):
-        t = time.perf_counter()
-        records = [make_record(text, rng, i) for i in range(start, min(size, start + BATCH))]
-        for r in records:
-            r["original"] = make_original(text, orng)
-        gen_s += time.perf_counter() - t
-        chars += sum(len(r["title"]) + len(r["summary"]) + sum(map(len, r["questions"]))
-                     + sum(len(a["text"]) for a in r["atoms"]) for r in records)
-        lengths += [len(r["original"]) for r in records]
-        objs = [Item(**r) for r in records]
-        t = time.perf_counter()
-        with transaction.atomic():
-            Item.objects.bulk_create(objs)
-        build_s += time.perf_counter() - t
-    result.update(generate_s=gen_s, build_s=build_s, items_per_s=size / build_s,
-                  indexed_chars_per_item=chars / size, record_chars=chars,
-                  originals={"chars": sum(lengths), "median": statistics.median(lengths),
-                             "mean": statistics.mean(lengths), "min": min(lengths), "max": max(lengths),
-                             "p05": pct(lengths, 5), "p95": pct(lengths, 95)})
-    del lengths
-    log(f"built: generate {gen_s:.1f}s, bulk_create {build_s:.1f}s ({size / build_s:.0f} items/s), "
-        f"originals median {result['originals']['median']:.0f} mean {result['originals']['mean']:.0f} chars")
-    sample = Item.objects.order_by("pk").first()
-    result["sample_item"] = {"title": sample.title, "summary": sample.summary,
-                             "questions": sample.questions, "atoms": sample.atoms[:3],
-                             "project": sample.project, "source": sample.source,
-                             "original_start": sample.original[:600]}
-
-    # --- queries and what is timed ---
+    text = Text(sentences, identifiers, random.Random(SEED))
     queries = make_queries(text, sentences)
-    result["queries_generated"] = len(queries)
-    # The floors are the raw queries of every term, as before issue 15 (library.terms: no
-    # term left out for being common), so they stay what the search is measured against.
+    # The floors are the raw queries of every term (library.terms), which is what FTS5 alone costs.
     keep = [(q, S.build_match_query(q), terms.build_original_query(q)) for q in queries]
     keep = [row for row in keep if row[1] and row[2]]  # both indexes have something to look up
     queries = [q for q, _, _ in keep]
     matches, original_matches = [m for _, m, _ in keep], [o for _, _, o in keep]
     result["queries"] = queries
-    result["original_matches"] = original_matches
     n = len(queries)
+    qrng = random.Random(QUERY_SEED)
     qsources = [SOURCES[i % len(SOURCES)] for i in range(n)]
     qprojects = [PROJECTS[(i * 7) % len(PROJECTS)] for i in range(n)]
+    qsince = [(ANCHOR_NOW - timedelta(days=qrng.uniform(30, 400))).isoformat() for _ in range(n)]
+    qclients = [[SOURCES[(i * 3) % len(SOURCES)]] for i in range(n)]
     rfts, ofts = store.FTS_TABLE, store.ORIGINAL_TABLE
     with connection.cursor() as cursor:
         counts = {"record": [], "original": []}
@@ -472,9 +524,7 @@ def child(args):
                         f"WHERE {rfts} MATCH %s ORDER BY rank LIMIT 200")
     original_floor_sql = (f"SELECT rowid, bm25({ofts}) AS rank FROM {ofts} "
                           f"WHERE {ofts} MATCH %s ORDER BY rank LIMIT 200")
-    assert config["candidate_pool"] == 200, config["candidate_pool"]
-    allowed = S.ALL_SOURCES
-    # Process CPU time: the fused search runs its second index query in a pool thread.
+    everything = S.ALL_SOURCES
     perf, cpu = time.perf_counter_ns, time.process_time_ns
 
     def floor(sql, expressions):
@@ -486,9 +536,9 @@ def child(args):
             return perf() - t0, cpu() - c0
         return run
 
-    def searching(changes=None, lists=True, **kw):
-        """`changes`: `[search]` settings for this variant; without `lists`, no word is read from
-        a common-word list (set and restored outside the timing)."""
+    def searching(changes=None, allowed=None, **kw):
+        """`changes`: `[search]` settings for this variant (set and restored outside the timing);
+        `allowed`: the caller's sources per query (default: every source)."""
         per_query = {k: v for k, v in kw.items() if isinstance(v, list)}
         fixed = {k: v for k, v in kw.items() if k not in per_query}
         conf = settings.JEZERO["search"]
@@ -497,16 +547,13 @@ def child(args):
             args = {k: v[i] for k, v in per_query.items()}
             saved = {k: conf[k] for k in changes or {}}
             conf.update(changes or {})
-            floor = wordlists.LIST_FLOOR
-            if not lists:
-                wordlists.LIST_FLOOR = 10 ** 12
             try:
                 t0, c0 = perf(), cpu()
-                S.search(queries[i], allowed_sources=allowed, **fixed, **args)
+                S.search(queries[i], allowed_sources=allowed[i] if allowed else everything, now=ANCHOR_NOW,
+                         **fixed, **args)
                 return perf() - t0, cpu() - c0
             finally:
                 conf.update(saved)
-                wordlists.LIST_FLOOR = floor
         return run
 
     variants = {
@@ -516,60 +563,66 @@ def child(args):
         "fused": searching(),
         "fused_source": searching(source=qsources),
         "fused_project": searching(project=qprojects),
-        "fused_no_lists": searching(lists=False),
+        "fused_since": searching(since=qsince),
+        "fused_client": searching(allowed=qclients),
         "fused_no_meaning": searching({"meaning_weight": 0.0}),
+        "reference": searching(exhaustive=True),
+        "reference_client": searching(allowed=qclients, exhaustive=True),
     }
     assert tuple(variants) == VARIANTS
 
-    def measure(label):
+    def differing():
+        """How many answers of the default search differ from the reference's, per filter."""
+        asks = {"unfiltered": lambda i: {}, "source": lambda i: {"source": qsources[i]},
+                "project": lambda i: {"project": qprojects[i]}, "since": lambda i: {"since": qsince[i]},
+                "client": lambda i: {"allowed_sources": qclients[i]}}
+        out = {}
+        for name, ask in asks.items():
+            bad = 0
+            for i in range(n):
+                asked = {"allowed_sources": everything, "now": ANCHOR_NOW, "limit": 50, **ask(i)}
+                mine = [(h.id, h.score) for h in S.search(queries[i], **asked).hits]
+                theirs = [(h.id, h.score) for h in S.search(queries[i], exhaustive=True, **asked).hits]
+                bad += [x for x, _ in mine] != [x for x, _ in theirs] or any(
+                    abs(a - b) > 1e-9 * max(1.0, abs(b)) for (_, a), (_, b) in zip(mine, theirs, strict=True))
+            out[name] = bad
+        return out
+
+    def measure(label, names):
         """Interleaved: each query runs through every variant back to back (variant order
-        rotating), so a load spike from another process hits all variants alike."""
-        names = list(variants)
+        rotating), so a load spike from another process hits all variants alike. The reference
+        variants run `reference_runs` times, the others `runs` times."""
         order = list(range(n))
-        for fn in variants.values():  # warm-up: every variant over every query (pages, caches)
+        for name in names:   # warm-up: every variant over every query (pages, caches)
             for i in order:
-                fn(i)
+                variants[name](i)
         per_run = {name: {"wall": [], "cpu": []} for name in names}
-        paired = {name: {"wall": [], "cpu": []} for name in names}
-        over_floors = {name: {"wall": [], "cpu": []} for name in FUSED}
         for run in range(runs):
             random.Random(run).shuffle(order)
-            samples = {name: {} for name in names}
+            timed = [name for name in names if name not in REFERENCES or run < reference_runs]
+            samples = {name: {} for name in timed}
             for j, i in enumerate(order):
-                for name in names[j % len(names):] + names[:j % len(names)]:
-                    samples[name][i] = variants[name](i)  # (wall ns, thread CPU ns)
-            for name in names:
+                for name in timed[j % len(timed):] + timed[:j % len(timed)]:
+                    samples[name][i] = variants[name](i)  # (wall ns, CPU ns)
+            for name in timed:
                 for clock, c in (("wall", 0), ("cpu", 1)):
                     per_run[name][clock].append(harness.latency_ms([v[c] for v in samples[name].values()]))
-                    paired[name][clock].append(statistics.median(
-                        samples[name][i][c] - samples["records_only"][i][c] for i in order) / 1e6)
-                    if name in FUSED:
-                        over_floors[name][clock].append(statistics.median(
-                            samples[name][i][c] - samples["record_floor"][i][c] - samples["original_floor"][i][c]
-                            for i in order) / 1e6)
-        out = {}
-        for name in names:
-            out[name] = {}
-            for clock in ("wall", "cpu"):
-                figures = {k: statistics.median(s[k] for s in per_run[name][clock]) for k in ("p50", "p95", "max")}
-                figures["vs_records_only_ms"] = statistics.median(paired[name][clock])
-                if name in FUSED:
-                    figures["vs_floors_ms"] = statistics.median(over_floors[name][clock])
-                out[name][clock] = figures
-        log(f"{label} (CPU p50/p95 ms): " + ", ".join(
-            f"{k} {v['cpu']['p50']:.1f}/{v['cpu']['p95']:.1f}" for k, v in out.items()))
+        out = {name: {clock: {k: statistics.median(s[k] for s in per_run[name][clock]) for k in ("p50", "p95", "max")}
+                      for clock in ("wall", "cpu")} for name in names}
+        log(f"{label} (wall p50/p95 ms): " + ", ".join(
+            f"{k} {v['wall']['p50']:.1f}/{v['wall']['p95']:.1f}" for k, v in out.items()))
         return out
 
     def profile():
-        """cProfile of one pass of the fused search() over every query: the top functions by
-        own time, and the cumulative time of search()'s stages."""
+        """cProfile of one pass of the default search() over every query: the top functions by
+        own time, and the cumulative time of the search's stages."""
         import cProfile
         import pstats
 
         prof = cProfile.Profile()
         prof.enable()
         for q in queries:
-            S.search(q, allowed_sources=allowed)
+            S.search(q, allowed_sources=everything, now=ANCHOR_NOW)
         prof.disable()
         stats = pstats.Stats(prof)
         total = stats.total_tt
@@ -577,21 +630,47 @@ def child(args):
         for (file, line, func), (_cc, nc, tt, ct, _) in stats.stats.items():
             where = f"{Path(file).name}:{line}({func})" if file != "~" else re.sub(r" at 0x[0-9a-f]+", "", func)
             rows.append({"where": where, "calls": nc, "tottime_ms": tt * 1e3, "share": tt / total})
-            if Path(file).parent.name == "library" and Path(file).name in ("search.py", "snippets.py", "terms.py"):
+            if Path(file).parent.name == "library" and Path(file).name in (
+                    "search.py", "ranking.py", "postings.py", "catalog.py", "snippets.py", "meaning.py"):
                 stages.append({"where": where, "calls": nc, "cumtime_ms": ct * 1e3, "share": ct / total})
         rows.sort(key=lambda r: -r["tottime_ms"])
         stages.sort(key=lambda r: -r["cumtime_ms"])
         return {"total_ms": total * 1e3, "queries": n, "top": rows[:15], "stages": stages[:15]}
 
-    result["sizes_before"] = sizes(connection, db_path)
-    result["before"] = measure("before optimize")
-    t = time.perf_counter()
-    store.optimize()
-    result["optimize_s"] = time.perf_counter() - t
-    log(f"optimize {result['optimize_s']:.1f}s")
-    result["sizes_after"] = sizes(connection, db_path)
-    result["after"] = measure("after optimize")
-    result["profile_after"] = profile()
+    result["sizes"] = sizes(connection, db_path)
+    result["differing"] = differing()
+    log(f"answers that differ from the reference: {result['differing']}")
+    result["optimized"] = measure("as optimized", VARIANTS)
+    result["profile"] = profile()
+
+    # Writes since the refresh: 1 % of the library new, 0.1 % rewritten, rolled back after.
+    written, rewritten = max(size // 100, 50), max(size // 1000, 10)
+    wrng = random.Random(SEED + 7)
+    wtext = Text(sentences, identifiers, wrng)
+    original_pool(wtext)
+
+    class Rollback(Exception):
+        pass
+
+    try:
+        with transaction.atomic():
+            t = time.perf_counter()
+            records = [make_record(wtext, wrng, size + i) for i in range(written)]
+            for r in records:
+                r["original"] = make_original(wtext, wrng)
+                r["key"] = f"written:{r['key']}"
+            Item.objects.bulk_create([Item(**r) for r in records])
+            changed = list(Item.objects.order_by("?")[:rewritten])
+            for item in changed:
+                item.original = make_original(wtext, wrng)
+            Item.objects.bulk_update(changed, ["original"])
+            result["writes"] = {"written": written, "rewritten": rewritten, "seconds": time.perf_counter() - t}
+            result["differing_after_writes"] = differing()
+            log(f"after writes: answers that differ from the reference: {result['differing_after_writes']}")
+            result["after_writes"] = measure("after writes", AFTER_WRITES)
+            raise Rollback
+    except Rollback:
+        pass
     result["finished_at"] = harness.stamp()
     result["library_commit"] = result_head
     result["load_average"] = {"start": load_start, "end": os.getloadavg()}
@@ -600,196 +679,125 @@ def child(args):
 
 # --- report ------------------------------------------------------------------------------------
 
-GOAL = 1.5  # fused p95 ÷ records-only p95
-
-
 def mb(n):
     return f"{n / 1e6:,.1f} MB"
 
 
-def per_mb(index_bytes, text_chars):
-    return f"{index_bytes / text_chars:.2f} MB"
-
-
 LABELS = {
-    "record_floor": "record floor (raw FTS5)",
+    "record_floor": "record floor (raw FTS5, trigram record index)",
     "original_floor": "original floor (raw FTS5)",
-    "records_only": "`search(records_only=True)`",
-    "fused": "`search()` fused",
-    "fused_source": "`search(source=)` fused",
-    "fused_project": "`search(project=)` fused",
-    "fused_no_lists": "`search()` fused without the common-word lists (as before them)",
-    "fused_no_meaning": "`search()` fused, not re-ranked by meaning (`meaning_weight` 0, as before issue 16)",
+    "records_only": "`search(records_only=True)` (SPEC §7)",
+    "fused": "**`search()`, unfiltered**",
+    "fused_source": "`search(source=)`",
+    "fused_project": "`search(project=)`",
+    "fused_since": "`search(since=)`",
+    "fused_client": "**`search()` as a client limited to one source**",
+    "fused_no_meaning": "`search()`, not re-ranked by meaning",
+    "reference": "reference `search(exhaustive=True)`, unfiltered",
+    "reference_client": "reference, as a client limited to one source",
 }
-TABLE_HEAD = ("ms", "wall p50", "wall p95", "wall max", "CPU p50", "CPU p95", "CPU max",
-              "÷ records-only p50 / p95 (CPU)", "vs records-only (CPU)", "vs both floors (CPU)")
+TABLE_HEAD = ("ms", "wall p50", "wall p95", "wall max", "CPU p50", "CPU p95", "p95 ÷ reference p95 (wall)")
 
 
-def _row(label, v, ref, name):
+def _row(label, v, reference):
     w, c = v["wall"], v["cpu"]
-    cells = [label, *(f"{x[k]:.2f}" for x in (w, c) for k in ("p50", "p95", "max"))]
-    if name in ("record_floor", "original_floor", "records_only"):
-        return harness.row(*cells, "", "", "")
-    rc = ref["cpu"]
-    return harness.row(*cells, f"{c['p50'] / rc['p50']:.2f} / {c['p95'] / rc['p95']:.2f}",
-                       f"{c['vs_records_only_ms']:+.2f}", f"{c['vs_floors_ms']:+.2f}")
-
-
-def ratio(r, phase, clock, name="fused"):
-    return r[phase][name][clock]["p95"] / r[phase]["records_only"][clock]["p95"]
+    cells = [label, *(f"{x[k]:.2f}" for x in (w, c) for k in ("p50", "p95", "max") if not (x is c and k == "max"))]
+    return harness.row(*cells, f"{w['p95'] / reference['wall']['p95']:.2f}" if reference else "")
 
 
 def render(results, info, command):
     first = results[0]
     config = first["search_config"]
-    lines = ["# Search benchmark results: fused search (SPEC §7a) against records-only (§7)", ""]
+    lines = ["# Search benchmark: the default search beside its exhaustive reference", ""]
     lines += [
         f"- Date: {results[-1].get('finished_at', '?')}",
         f"- Machine: {info['cpu']}, {info['cores']} cores, {info['ram']} RAM, {info['os']}",
         f"- Python {info['python']}, SQLite {first['sqlite']} (bundled pysqlite3); record index tokenizer "
-        f"`{first['tokenizer']}`, original-text index tokenizer `{first['original_tokenizer']}`; "
+        f"`{first['tokenizer']}`, word indexes `{first['original_tokenizer']}`; "
         f"candidate_pool {config['candidate_pool']}, record_weight {config['record_weight']}, "
-        f"original_weight {config['original_weight']}, default limit {config['default_limit']}",
+        f"original_weight {config['original_weight']}, meaning_weight {config['meaning_weight']}, "
+        f"default limit {config['default_limit']}",
         f"- Command: `{command}`",
         f"- {len(first['queries'])} fixed queries (2–4 distinctive words, word fragments, quoted phrases, "
         "error codes/commands/projects with a word; those with nothing to look up in either index left out). "
         "One untimed warm-up pass of every variant over every query, then "
-        f"{first['runs']} timed runs; in each run every query goes through all variants back to back "
-        "(order rotating). Each figure is the **median over the runs** of that run's p50 / p95 / max, "
-        "in ms. *CPU*: the process's CPU time (`time.process_time_ns`, every thread: the fused search runs "
-        "the original-text query in a pool thread beside the record query), which other processes on the "
-        "machine do not inflate. Latency is the wall clock (the goal is about latency; run on an otherwise "
-        "idle machine); CPU time is the work, which the two queries add up. "
-        "*vs records-only* = median over queries of (variant − `search(records_only=True)`) for the "
-        "same query; *vs both floors* = median over queries of (variant − record floor − original floor).",
-        "- Record floor = `SELECT rowid, bm25(items_fts, 2.0, 1.0, 1.5, 1.5, 0.5) AS rank FROM items_fts "
-        "WHERE items_fts MATCH ? ORDER BY rank LIMIT 200` with `build_match_query(q)`; original floor = "
-        "`SELECT rowid, bm25(items_original_fts) AS rank FROM items_original_fts WHERE items_original_fts "
-        "MATCH ? ORDER BY rank LIMIT 200` with `build_original_query(q)`; both through `connection.cursor()`, "
-        "the MATCH strings built outside the timing. The filtered fused variants use one source / one "
-        "project per query, in rotation.",
-        "- Every item has an `original` (`make_original`): a log-normal length of median "
-        f"{ORIGINAL_MEDIAN_CHARS:,} characters, σ {ORIGINAL_SIGMA}, 700–60,000, assembled from sentences of "
-        "the same Markov chain as the records.",
+        f"{first['runs']} timed runs ({first['reference_runs']} of the reference variants); in each run every "
+        "query goes through all variants back to back (order rotating). Each figure is the **median over the "
+        "runs** of that run's p50 / p95 / max, in ms; *CPU* is the process's CPU time. The filtered variants use "
+        "one source, one project, a `since` between 30 and 400 days back, or a client allowed one source, per "
+        "query in rotation. Every search runs with the same clock (`now` = 2026-11-01).",
+        "- Floors: `SELECT rowid, bm25(items_fts, 2.0, 1.0, 1.5, 1.5, 0.5) AS rank FROM items_fts WHERE items_fts "
+        "MATCH ? ORDER BY rank LIMIT 200` with `build_match_query(q)`, and the same over `items_original_fts` "
+        "with `build_original_query(q)`: what FTS5 alone costs to score every matching row of one index.",
         "",
+        "## Headline (computed)", "",
+        *harness.header("items", "default p50 / p95 (wall)", "as a client, one source", "with `source=`",
+                        "with `project=`", "with `since=`", "reference p50 / p95", "answers ≠ reference"),
     ]
-    real = first.get("real_originals")
-    lines += ["## Headline (computed)", "",
-              f"Fused `search()` p95 ÷ `search(records_only=True)` p95 — latency, the goal (≤ {GOAL}×), in wall "
-              "clock; and the work, in CPU time (both queries' threads):", "",
-              *harness.header("items", "wall, before optimize", "wall, after optimize", "records-only p95 wall, after",
-                              "fused p95 wall, after", "verdict (latency)", "CPU, before", "CPU, after")]
     for r in results:
-        wall_ratios = [ratio(r, ph, "wall") for ph in ("before", "after")]
-        verdict = "within" if max(wall_ratios) <= GOAL else "over"
-        lines.append(harness.row(f"{r['size']:,}", f"{wall_ratios[0]:.2f}×", f"{wall_ratios[1]:.2f}×",
-                                 f"{r['after']['records_only']['wall']['p95']:.1f} ms",
-                                 f"{r['after']['fused']['wall']['p95']:.1f} ms", verdict,
-                                 f"{ratio(r, 'before', 'cpu'):.2f}×", f"{ratio(r, 'after', 'cpu'):.2f}×"))
-    lines += ["", "Sizes after `store.optimize()` (dbstat page bytes; *per MB* = MB of index per MB of the "
-              "text it indexes, original text = `sum(length(original))`, record text = title + summary + "
-              "questions + atoms):", "",
-              *harness.header("items", "original text", "original-text index (`items_original_fts_*`)",
-                              "per MB of original", "record index (`items_fts_*`)", "per MB of record text",
-                              "`items` table + indexes", "DB file")]
-    for r in results:
-        s = r["sizes_after"]
-        lines.append(harness.row(f"{r['size']:,}", mb(r["originals"]["chars"]), mb(s["original"]["total"]),
-                                 per_mb(s["original"]["total"], r["originals"]["chars"]), mb(s["record"]["total"]),
-                                 per_mb(s["record"]["total"], r["record_chars"]), mb(s["items_table"]),
-                                 mb(s["db_file"])))
-    if real:
-        ro = real["original_index"]
-        lines.append(harness.row(f"real: {real['items']} segments (`{real['path']}`)", mb(real["chars"]),
-                                 mb(ro["total"]), per_mb(ro["total"], real["chars"]), "", "", "", ""))
-    lines.append("")
-    for r in results:
-        o = r["originals"]
-        line = (f"- {r['size']:,} items: synthetic originals median {o['median']:,.0f}, mean {o['mean']:,.0f}, "
-                f"5th–95th percentile {o['p05']:,}–{o['p95']:,}, max {o['max']:,} characters")
-        if real:
-            line += f" (real segments: median {real['median']:,.0f}, mean {real['mean']:,.0f}, max {real['max']:,})"
-        lines.append(line + ".")
-    lines.append("")
+        def cell(name, o=r["optimized"]):
+            return f"{o[name]['wall']['p50']:.1f} / {o[name]['wall']['p95']:.1f} ms"
 
+        bad = sum(r["differing"].values()) + sum(r.get("differing_after_writes", {}).values())
+        asked = len(r["queries"]) * (len(r["differing"]) + len(r.get("differing_after_writes", {})))
+        lines.append(harness.row(f"{r['size']:,}", cell("fused"), cell("fused_client"), cell("fused_source"),
+                                 cell("fused_project"), cell("fused_since"), cell("reference"),
+                                 f"{bad} of {asked}"))
+    lines.append("")
     for r in results:
-        sb, sa = r["sizes_before"], r["sizes_after"]
-        m = r["matches_per_query"]
+        s, m, b = r["sizes"], r["matches_per_query"], r["build"]
         lines += [f"## {r['size']:,} items", ""]
-        if "load_average" in r:
-            la = r["load_average"]
-            lines += [f"Code measured: commit {r.get('library_commit', '?')}. Load average of the machine "
-                      f"(1/5/15 min) when this size started: {'/'.join(f'{x:.1f}' for x in la['start'])}, "
-                      f"when it ended: {'/'.join(f'{x:.1f}' for x in la['end'])} ({info['cores']} cores).", ""]
-        lines += [
-            f"{r['indexed_chars_per_item']:.0f} record characters and {r['originals']['mean']:,.0f} original "
-            f"characters per item on average. Rows matching a query in the record index: p50 "
-            f"{m['record']['p50']:,}, p95 {m['record']['p95']:,}, max {m['record']['max']:,}; in the "
-            f"original-text index: p50 {m['original']['p50']:,}, p95 {m['original']['p95']:,}, "
-            f"max {m['original']['max']:,}.",
-            "",
-            *harness.header("", "before optimize", "after optimize"),
-            harness.row(f"build: `bulk_create` in batches of {BATCH:,}, both indexes kept by `store` (text "
-                        f"generation, {r['generate_s']:.0f} s, not included)",
-                        f"{r['build_s']:.1f} s = {r['items_per_s']:,.0f} items/s, "
-                        f"{r['originals']['chars'] / r['build_s'] / 1e6:.1f} MB/s of original text", ""),
-            harness.row("`store.optimize()` (the indexes, then the common-word lists built)", "",
-                        f"{r['optimize_s']:.1f} s"),
-            *(harness.row(label, mb(before), mb(after)) for label, before, after in (
-                ("original-text index (`items_original_fts_*`)", sb["original"]["total"], sa["original"]["total"]),
-                ("… index (`_data` + `_idx`)", sb["original"]["index"], sa["original"]["index"]),
-                ("… digests (`_content`) and sizes (`_docsize`)", sb["original"]["content"] + sb["original"]["docsize"],
-                 sa["original"]["content"] + sa["original"]["docsize"]),
-                ("record word index (`items_words_*`, issue 15)", sb.get("words", {}).get("total", 0),
-                 sa.get("words", {}).get("total", 0)),
-                ("common-word lists of the original-text index (`items_original_fts_lists`, `_common`)",
-                 sb.get("lists", {}).get("original", 0), sa.get("lists", {}).get("original", 0)),
-                ("common-word lists of the record word index (`items_words_lists`, `_common`)",
-                 sb.get("lists", {}).get("record", 0), sa.get("lists", {}).get("record", 0)),
-                ("item vectors (`items_vectors`, issue 16: int8 chunks of the originals)", sb.get("vectors", 0),
-                 sa.get("vectors", 0)),
-                ("record index (`items_fts_*`)", sb["record"]["total"], sa["record"]["total"]),
-                ("… index (`_data` + `_idx`)", sb["record"]["index"], sa["record"]["index"]),
-                ("… content copy (`_content`)", sb["record"]["content"], sa["record"]["content"]),
-                ("`items` table + all its indexes (holds `original`)", sb["items_table"], sa["items_table"]),
-                ("DB file (after a WAL checkpoint)", sb["db_file"], sa["db_file"]))),
-            "",
-            *harness.header(*TABLE_HEAD),
-        ]
-        for phase in ("before", "after"):
-            for name in VARIANTS:
-                lines.append(_row(f"{LABELS[name]}, {phase} optimize", r[phase][name],
-                                  r[phase]["records_only"], name))
-        prof = r["profile_after"]
-        lines += ["", f"cProfile, one pass of the fused `search()` over the {prof['queries']} queries after "
-                  f"optimize ({prof['total_ms']:.0f} ms profiled, profiler overhead included), top by own time:",
+        la = r["load_average"]
+        lines += [f"Code measured: commit {r.get('library_commit', '?')}. Load average (1/5/15 min) at the start: "
+                  f"{'/'.join(f'{x:.1f}' for x in la['start'])}, at the end: "
+                  f"{'/'.join(f'{x:.1f}' for x in la['end'])} ({info['cores']} cores). Library built "
+                  f"{b.get('built_at', '?')}: `bulk_create` {b.get('build_s', 0):.0f} s, `store.optimize()` "
+                  f"{b.get('optimize_s', 0):.0f} s.", ""]
+        if r.get("originals"):
+            o = r["originals"]
+            lines += [f"Originals: median {o['median']:,.0f}, mean {o['mean']:,.0f}, max {o['max']:,} characters.", ""]
+        lines += [f"Rows matching a query in the record index: p50 {m['record']['p50']:,}, p95 {m['record']['p95']:,}, "
+                  f"max {m['record']['max']:,}; in the original-text index: p50 {m['original']['p50']:,}, p95 "
+                  f"{m['original']['p95']:,}, max {m['original']['max']:,}.", "",
+                  *harness.header("size (dbstat pages)", ""),
+                  *(harness.row(label, mb(value)) for label, value in (
+                      ("original-text index (`items_original_fts_*`)", s["original"]["total"]),
+                      ("record word index (`items_words_*`)", s["words"]["total"]),
+                      ("postings of the original-text index (`items_original_fts_postings`, `_lengths`, `_changed`, "
+                       "`_fresh`)", s["postings"]["original"]),
+                      ("postings of the record word index", s["postings"]["record"]),
+                      ("record index (`items_fts_*`)", s["record"]["total"]),
+                      ("item vectors (`items_vectors`)", s["vectors"]),
+                      ("`items` table + its indexes (holds `original`)", s["items_table"]),
+                      ("DB file (after a WAL checkpoint)", s["db_file"]))),
+                  "", f"Answers of the default search that differ from the reference's (ids, order, scores within "
+                  f"1e-9; 50 results a query), of {len(r['queries'])} queries per filter: "
+                  + ", ".join(f"{k} {v}" for k, v in r["differing"].items())
+                  + ("; after the writes: " + ", ".join(f"{k} {v}" for k, v in r["differing_after_writes"].items())
+                     if r.get("differing_after_writes") else "") + ".", "",
+                  "As optimized:", "", *harness.header(*TABLE_HEAD)]
+        for name in VARIANTS:
+            ref = r["optimized"]["reference_client" if name in ("fused_client",) else "reference"]
+            lines.append(_row(LABELS[name], r["optimized"][name], None if name in REFERENCES else ref))
+        if r.get("after_writes"):
+            w = r["writes"]
+            lines += ["", f"After writes since the refresh ({w['written']:,} items written and {w['rewritten']:,} "
+                      f"rewritten in {w['seconds']:.1f} s, inside a transaction rolled back afterwards: they are read "
+                      "from the fresh table until the next refresh):", "", *harness.header(*TABLE_HEAD)]
+            for name in AFTER_WRITES:
+                ref = r["after_writes"]["reference_client" if name == "fused_client" else "reference"]
+                lines.append(_row(LABELS[name], r["after_writes"][name], None if name in REFERENCES else ref))
+        prof = r["profile"]
+        lines += ["", f"cProfile, one pass of the default `search()` over the {prof['queries']} queries "
+                  f"({prof['total_ms']:.0f} ms profiled, profiler overhead included), top by own time:",
                   "", *harness.header("function", "calls", "own ms", "share")]
         lines += [harness.row(f"`{x['where']}`", f"{x['calls']:,}", f"{x['tottime_ms']:.1f}", f"{x['share']:.0%}")
                   for x in prof["top"][:10]]
-        lines += ["", "The same pass by stage (cumulative time of library.search / snippets / terms functions):", "",
+        lines += ["", "The same pass by stage (cumulative):", "",
                   *harness.header("function", "calls", "cumulative ms", "share")]
         lines += [harness.row(f"`{x['where']}`", f"{x['calls']:,}", f"{x['cumtime_ms']:.1f}", f"{x['share']:.0%}")
                   for x in prof["stages"][:10]]
         lines.append("")
-    lines += ["## Summary (computed)", ""]
-    for r in results:
-        parts = []
-        for name in FUSED:
-            ratios = [r[ph][name]["cpu"][p] / r[ph]["records_only"]["cpu"][p]
-                      for ph in ("before", "after") for p in ("p50", "p95")]
-            parts.append(f"{LABELS[name]} {min(ratios):.2f}–{max(ratios):.2f}× records-only")
-        rec = [r[ph]["records_only"]["cpu"][p] / r[ph]["record_floor"]["cpu"][p]
-               for ph in ("before", "after") for p in ("p50", "p95")]
-        a = r["after"]
-        lines.append(
-            f"- {r['size']:,} items, CPU time, p50 and p95 before and after optimize: " + "; ".join(parts)
-            + f". Records-only {min(rec):.2f}–{max(rec):.2f}× the record floor (SPEC §7's 10 % goal). After "
-            f"optimize, CPU p50/p95: record floor {a['record_floor']['cpu']['p50']:.1f}/"
-            f"{a['record_floor']['cpu']['p95']:.1f} ms, original floor {a['original_floor']['cpu']['p50']:.1f}/"
-            f"{a['original_floor']['cpu']['p95']:.1f} ms, records-only {a['records_only']['cpu']['p50']:.1f}/"
-            f"{a['records_only']['cpu']['p95']:.1f} ms, fused {a['fused']['cpu']['p50']:.1f}/"
-            f"{a['fused']['cpu']['p95']:.1f} ms.")
-    lines.append("")
     return "\n".join(lines)
 
 
@@ -800,13 +808,15 @@ def parent(args):
     for size in sizes_:
         out = WORK_DIR / f"result-{size}.json"
         if not args.report_only:
-            done = harness.spawn(__file__, "size", out=out, size=size, runs=args.runs)
+            done = harness.spawn(__file__, "size", out=out, size=size, runs=args.runs,
+                                 reference_runs=args.reference_runs or args.runs, rebuild=args.rebuild)
             print(f"[{size}] done in {done['_seconds']:.0f} s", file=sys.stderr)
         result = harness.read_json(out)
         result.setdefault("finished_at", harness.stamp(datetime.fromtimestamp(out.stat().st_mtime, UTC)))
         results.append(result)
     runs = results[0]["runs"]
-    command = f".venv/bin/python bench/search.py --sizes {args.sizes} --runs {runs}"
+    command = (f".venv/bin/python bench/search.py --sizes {args.sizes} --runs {runs}"
+               + (f" --reference-runs {args.reference_runs}" if args.reference_runs else ""))
     harness.write_report(args.output, render(results, harness.machine(), command))
 
 
@@ -816,6 +826,8 @@ def main():
     parser = harness.parser(__doc__)
     parser.add_argument("--sizes", default="10000,100000", help="comma-separated library sizes")
     parser.add_argument("--runs", type=int, default=5, help="timed runs per measurement set")
+    parser.add_argument("--reference-runs", type=int, help="timed runs of the reference variants (default: --runs)")
+    parser.add_argument("--rebuild", action="store_true", help="build the libraries anew even if valid ones are there")
     parser.add_argument("--output", default=str(BENCH_DIR / "RESULTS-search.md"))
     parser.add_argument("--report-only", action="store_true",
                         help="only re-render the report from bench/work/result-<size>.json")

@@ -43,6 +43,7 @@ import threading
 from bisect import bisect_left
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from django.db import connections, transaction
@@ -283,11 +284,20 @@ class Postings:
         return len(self.items)
 
 
+class Common(NamedTuple):
+    """What a base says of one common token: how many items held it (for a prefix without
+    postings, how many held the token itself: at least that many hold the prefix) and whether
+    it has postings (not when held by half the index or more)."""
+
+    held: int
+    posted: bool
+
+
 @dataclass(frozen=True)
 class Base:
-    """One index's base as one search sees it: its common terms {token: (held, has
-    postings)}, its items' lengths in tokens (by id), and the items changed since (ascending
-    ids, as the search's snapshot holds them)."""
+    """One index's base as one search sees it: its common tokens ({token: Common}), its items'
+    lengths in tokens (by id), and the items changed since (ascending ids, as the search's
+    snapshot holds them)."""
 
     generation: int
     seq: int
@@ -297,7 +307,7 @@ class Base:
     ordered: list = ()     # the terms' tokens in code-point order (the vocabulary's)
 
     def term(self, token):
-        """(held at the base, has postings) of a common token, or None."""
+        """The Common of a common token, or None."""
         return self.terms.get(token)
 
 
@@ -340,7 +350,7 @@ def base(cursor, index):
         if held is None or held.generation != generation:
             cursor.execute(f"SELECT term, held, items IS NOT NULL FROM {index.postings} WHERE generation = %s",
                            [generation])
-            terms = {term: (count, bool(listed)) for term, count, listed in cursor.fetchall()}
+            terms = {term: Common(count, bool(posted)) for term, count, posted in cursor.fetchall()}
             cursor.execute(f"SELECT lengths FROM {index.lengths} WHERE generation = %s", [generation])
             row = cursor.fetchone()
             lengths = np.frombuffer(row[0], dtype=np.int32) if row else np.zeros(0, dtype=np.int32)
@@ -360,8 +370,8 @@ def base(cursor, index):
 def current(cursor, index, base, token):
     """The current Postings of a token with postings in the base (None otherwise): the
     base's, less the items changed since, plus the fresh table's."""
-    info = base.term(token)
-    if info is None or not info[1]:
+    common = base.term(token)
+    if common is None or not common.posted:
         return None
     cursor.execute(f"SELECT items, freqs FROM {index.postings} WHERE generation = %s AND term = %s",
                    [base.generation, token])
@@ -399,7 +409,7 @@ def composed(cursor, index, base, token):
     for common in inside:
         if kept and common.startswith(kept[-1]):
             continue   # within a prefix already kept
-        if not base.terms[common][1]:
+        if not base.terms[common].posted:
             return None
         kept.append(common)
     parts = [current(cursor, index, base, common) for common in kept]
@@ -447,6 +457,8 @@ def _lengths_now(cursor, index, base, items):
 
 def _member(items, sorted_ids):
     """Which of `items` are among `sorted_ids` (ascending)."""
+    if not len(sorted_ids):
+        return np.zeros(len(items), dtype=bool)
     where = np.searchsorted(sorted_ids, items)
     where[where >= len(sorted_ids)] = 0
     return sorted_ids[where] == items
@@ -549,9 +561,9 @@ def refresh(index, tokenizer, using="default", progress=None):
         rows, tokens = averages(reader, index)
         reader.execute(f"SELECT term, doc FROM {index.vocab} WHERE doc > %s", [COMMON])
         common = sorted(reader.fetchall())
-        reader.execute(f"SELECT term, held, items IS NOT NULL FROM {index.postings} WHERE generation = %s",
+        reader.execute(f"SELECT term, items IS NOT NULL FROM {index.postings} WHERE generation = %s",
                        [generation if generation is not None else -1])
-        old = {term: bool(listed) for term, _held, listed in reader.fetchall()}
+        posted = {term: bool(has) for term, has in reader.fetchall()}
         reader.execute(f"SELECT item FROM {index.changed} WHERE seq <= %s ORDER BY item", [seq])
         changed = np.array([row[0] for row in reader.fetchall()], dtype=np.int64)
         lengths = _new_lengths(reader, index, generation, changed)
@@ -560,7 +572,7 @@ def refresh(index, tokenizer, using="default", progress=None):
             cursor.execute(f"DELETE FROM {index.postings} WHERE generation = %s", [new])   # an interrupted refresh
             cursor.execute(f"INSERT OR REPLACE INTO {index.lengths}(generation, lengths) VALUES (%s, %s)",
                            [new, lengths.astype(np.int32).tobytes()])
-        listed = quiet = 0
+        made_posted = quiet = 0
         for start in range(0, len(common), BATCH):
             made = []
             for token, doc in common[start:start + BATCH]:
@@ -570,7 +582,7 @@ def refresh(index, tokenizer, using="default", progress=None):
                     made.append((new, token, doc, None, None))
                     quiet += 1
                     continue
-                if old.get(token):
+                if posted.get(token):
                     items, halves = _merged(reader, index, generation, token, changed)
                 else:
                     items, halves = _counted(reader, index, index.instances, token)
@@ -579,7 +591,7 @@ def refresh(index, tokenizer, using="default", progress=None):
                     quiet += 1
                 else:
                     made.append((new, token, len(items), *_encode(items, halves)))
-                    listed += 1
+                    made_posted += 1
             with transaction.atomic(using=using), connections[using].cursor() as cursor:
                 cursor.executemany(f"INSERT INTO {index.postings}(generation, term, held, items, freqs) "
                                    f"VALUES (%s, %s, %s, %s, %s)", made)
@@ -587,8 +599,8 @@ def refresh(index, tokenizer, using="default", progress=None):
                 progress(min(start + BATCH, len(common)), len(common))
     _install(index, state.generation, new, seq, using)
     logger.info("postings refreshed index=%s generation=%d terms=%d weightless=%d changed_items=%d",
-                index.table, new, listed, quiet, len(changed))
-    return {"terms": listed, "weightless": quiet, "items": len(changed)}
+                index.table, new, made_posted, quiet, len(changed))
+    return {"terms": made_posted, "weightless": quiet, "items": len(changed)}
 
 
 def _new_lengths(reader, index, generation, changed):
@@ -697,11 +709,11 @@ def problems(cursor, index):
     if not state or not state.current:
         return out
     held = base(cursor, index)
-    for token, (count, listed) in sorted(held.terms.items()):
+    for token, (count, posted) in sorted(held.terms.items()):
         expression = index.expression((token,))
         cursor.execute(f"SELECT count(*) FROM {index.table} WHERE {index.table} MATCH %s", [expression])
         actual = cursor.fetchone()[0]
-        if listed:
+        if posted:
             now = current(cursor, index, held, token).held
             if now != actual:
                 out.append(f"the {LABEL} of {expression} in the {index.label} name {now} items, the index {actual}")

@@ -66,7 +66,7 @@ class Asked:
     left_out: tuple = ()
     rows: int = 0        # the index's row count, as bm25 reads it
     tokens: int = 0      # its token count (all columns)
-    found: bool = False  # some item holds a scored term
+    matching: bool = False   # some item holds a scored term
 
     @property
     def shown(self):
@@ -85,17 +85,18 @@ def ask(index, query, counts, rows, tokens):
     items hold a Term (exactly up to `at_most`, else at_most + 1)."""
     wanted = {}
     for word in terms.original_terms(query):
-        found = tuple(index_tokens(word))
-        if not found:
+        tokens_of_word = tuple(index_tokens(word))
+        if not tokens_of_word:
             continue
-        parts = [found]
-        if len(found) > 1 and all(counts.held(index, Term(f'"{token}"', (token,)), postings.COMMON) > postings.COMMON
-                                  for token in found):
-            parts = [(token,) for token in found]
+        parts = [tokens_of_word]
+        if len(tokens_of_word) > 1 and all(
+                counts.held(index, Term(f'"{token}"', (token,)), postings.COMMON) > postings.COMMON
+                for token in tokens_of_word):
+            parts = [(token,) for token in tokens_of_word]
         for part in parts:
             expression = index.expression(part)
             wanted.setdefault(expression, Term(expression, part))
-    scored, left_out, found = [], [], False
+    scored, left_out, matching = [], [], False
     enough = max(postings.COMMON, (rows + 1) // 2)
     for term in wanted.values():
         held = counts.held(index, term, enough if len(term.tokens) == 1 else 0)
@@ -103,8 +104,8 @@ def ask(index, query, counts, rows, tokens):
             left_out.append(term)
             continue
         scored.append(term)
-        found = found or held > 0
-    return Asked(index, tuple(scored), tuple(left_out), rows, tokens, found)
+        matching = matching or held > 0
+    return Asked(index, tuple(scored), tuple(left_out), rows, tokens, matching)
 
 
 class _Counts:
@@ -131,30 +132,29 @@ class _PostedCounts(_Counts):
     def __init__(self, cursor, bases):
         super().__init__(cursor)
         self.bases = bases
-        self.found = {}
+        self.known = {}
 
     def postings(self, index, term):
         base = self.bases.get(index.name)
         if base is None or len(term.tokens) != 1 or index.expression(term.tokens) != term.expression:
             return None
         key = (index.name, term.expression)
-        if key not in self.found:
+        if key not in self.known:
             token = term.tokens[0]
             if base.term(token) is not None:
-                self.found[key] = postings.current(self.cursor, index, base, token)
+                self.known[key] = postings.current(self.cursor, index, base, token)
             else:
-                self.found[key] = postings.composed(self.cursor, index, base, token)
-        return self.found[key]
+                self.known[key] = postings.composed(self.cursor, index, base, token)
+        return self.known[key]
 
     def held(self, index, term, at_most):
-        found = self.postings(index, term)
-        if found is not None:
-            return min(found.held, at_most + 1)
+        posted = self.postings(index, term)
+        if posted is not None:
+            return min(posted.held, at_most + 1)
         base = self.bases.get(index.name)
-        info = base.term(term.tokens[0]) if base is not None and len(term.tokens) == 1 else None
-        if info is not None and index.expression(term.tokens) == term.expression:
-            held_then, _listed = info
-            if held_then - len(base.changed) > at_most:   # each changed item can have taken one away
+        common = base.term(term.tokens[0]) if base is not None and len(term.tokens) == 1 else None
+        if common is not None and index.expression(term.tokens) == term.expression:
+            if common.held - len(base.changed) > at_most:   # each changed item can have taken one away
                 return at_most + 1
         return super().held(index, term, at_most)
 
@@ -177,12 +177,12 @@ def _idf(rows, held):
     return value if value > 0.0 else 1e-6
 
 
-def part(found, rows, tokens):
+def part(posted, rows, tokens):
     """A term's part of bm25 in each item of its Postings, as fts5_aux.c computes it (the
     same operations in the same order: the same bits)."""
     avgdl = float(tokens) / float(rows)
-    freqs = found.freqs
-    return _idf(rows, found.held) * ((freqs * (K1 + 1.0)) / (freqs + K1 * ((1 - B) + B * found.lengths / avgdl)))
+    freqs = posted.freqs
+    return _idf(rows, posted.held) * ((freqs * (K1 + 1.0)) / (freqs + K1 * ((1 - B) + B * posted.lengths / avgdl)))
 
 
 def _reference(cursor, asked, filters):
@@ -212,9 +212,9 @@ def _summed(cursor, asked, counts, known, filters):
     total = np.zeros(size)
     touched = np.zeros(size, dtype=bool)
     for term in asked.scored:
-        found = counts.postings(asked.index, term)
-        if found is not None:
-            items, values = found.items, part(found, asked.rows, asked.tokens)
+        posted = counts.postings(asked.index, term)
+        if posted is not None:
+            items, values = posted.items, part(posted, asked.rows, asked.tokens)
         else:
             table = asked.index.table
             cursor.execute(f"SELECT rowid, -bm25({table}{asked.index.bm25}) FROM {table} WHERE {table} MATCH %s",
@@ -260,7 +260,7 @@ class Ranking:
     def newest(self):
         """Every term of the query was left out: the items are listed by date."""
         asked = [a for a in (self.record, self.original) if a is not None]
-        return not any(a.found for a in asked) and any(a.left_out for a in asked)
+        return not any(a.matching for a in asked) and any(a.left_out for a in asked)
 
 
 def fuse(record, original, *, now_us, depth, record_weight, original_weight, recency_weight, half_life_days):
@@ -281,15 +281,15 @@ def fuse(record, original, *, now_us, depth, record_weight, original_weight, rec
     dates = np.zeros(len(ids), dtype=np.int64)
     names = []
     for relevance, weight, name in ((record, record_weight, RECORD), (original, original_weight, ORIGINAL_TEXT)):
-        found = np.zeros(len(ids), dtype=bool)
+        inside = np.zeros(len(ids), dtype=bool)
         if len(relevance.items):
             at = where[relevance.items]
             best = relevance.scores.max()
             share = (weight * relevance.scores) / best if best > 0 else np.zeros(len(relevance.items))
             total[at] += share
             dates[at] = relevance.dates
-            found[at] = True
-        names.append((name, found))
+            inside[at] = True
+        names.append((name, inside))
     age = np.maximum(now_us - dates, 0) / _DAY_US
     factor = (1.0 - recency_weight) + recency_weight * np.power(0.5, age / half_life_days)
     score = total * factor
@@ -299,7 +299,7 @@ def fuse(record, original, *, now_us, depth, record_weight, original_weight, rec
         chosen = np.flatnonzero(score >= bar)
     order = chosen[np.lexsort((ids[chosen], dates[chosen], score[chosen]))[::-1]][:depth]
     return [Ranked(int(ids[i]), float(score[i]), int(dates[i]),
-                   tuple(name for name, found in names if found[i]), float(factor[i])) for i in order]
+                   tuple(name for name, inside in names if inside[i]), float(factor[i])) for i in order]
 
 
 def _listed_by_date(cursor, asked_list, filters, skip, need):
@@ -318,13 +318,13 @@ def _listed_by_date(cursor, asked_list, filters, skip, need):
         rows = cursor.fetchall()
         dates = catalog.dates_of(row[1] for row in rows) if rows else []
         lists.append((asked.index.role, [(int(date), row[0]) for row, date in zip(rows, dates, strict=True)]))
-    found = {}
+    holders = {}
     for role, rows in lists:
         for date, item_id in rows:
             if item_id not in skip:
-                found.setdefault((date, item_id), []).append(role)
-    ordered = sorted(found, reverse=True)[:need]
-    return [Ranked(item_id, 0.0, date, tuple(found[(date, item_id)]), 1.0) for date, item_id in ordered]
+                holders.setdefault((date, item_id), []).append(role)
+    ordered = sorted(holders, reverse=True)[:need]
+    return [Ranked(item_id, 0.0, date, tuple(holders[(date, item_id)]), 1.0) for date, item_id in ordered]
 
 
 # --- 4. meaning ----------------------------------------------------------------------------------------

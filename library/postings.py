@@ -158,20 +158,24 @@ def note(cursor, index, seq, written=(), removed=()):
     ids = [item_id for item_id, _columns in written] + list(removed)
     if not ids:
         return
-    for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
-        marks = ", ".join("%s" for _ in chunk)
-        cursor.execute(f"SELECT id FROM {index.fresh}_docsize WHERE id IN ({marks})", chunk)
-        present = [row[0] for row in cursor.fetchall()]
-        if present:
-            marks = ", ".join("%s" for _ in present)
-            cursor.execute(f"DELETE FROM {index.fresh} WHERE rowid IN ({marks})", present)
+    _unfresh(cursor, index, ids)
     if written:
         cursor.executemany(f"INSERT INTO {index.fresh}(rowid, {', '.join(index.columns)}) "
                            f"VALUES ({', '.join('%s' for _ in range(len(index.columns) + 1))})",
                            [(item_id, *columns) for item_id, columns in written])
     cursor.executemany(f"INSERT OR REPLACE INTO {index.changed}(item, seq) VALUES (%s, %s)",
                        [(item_id, seq) for item_id in ids])
+
+
+def _unfresh(cursor, index, ids):
+    """Take these items out of the fresh table (those it holds: a contentless table cannot be
+    asked to delete a row it does not have)."""
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        cursor.execute(f"SELECT id FROM {index.fresh}_docsize WHERE id IN ({', '.join('%s' for _ in chunk)})", chunk)
+        present = [row[0] for row in cursor.fetchall()]
+        if present:
+            cursor.execute(f"DELETE FROM {index.fresh} WHERE rowid IN ({', '.join('%s' for _ in present)})", present)
 
 
 # --- what FTS5 holds, read through an instance vocabulary ------------------------------------------
@@ -652,15 +656,7 @@ def _install(index, old, new, seq, using):
         cursor.execute(f"UPDATE {STATE} SET generation = %s, seq = %s, current = 1 WHERE name = %s",
                        [new, seq, index.name])
         cursor.execute(f"SELECT item FROM {index.changed} WHERE seq <= %s", [seq])
-        done = [row[0] for row in cursor.fetchall()]
-        for start in range(0, len(done), 500):
-            chunk = done[start:start + 500]
-            marks = ", ".join("%s" for _ in chunk)
-            cursor.execute(f"SELECT id FROM {index.fresh}_docsize WHERE id IN ({marks})", chunk)
-            present = [row[0] for row in cursor.fetchall()]
-            if present:
-                cursor.execute(f"DELETE FROM {index.fresh} WHERE rowid IN ({', '.join('%s' for _ in present)})",
-                               present)
+        _unfresh(cursor, index, [row[0] for row in cursor.fetchall()])
         cursor.execute(f"DELETE FROM {index.changed} WHERE seq <= %s", [seq])
     with transaction.atomic(using=using), connections[using].cursor() as cursor:
         cursor.execute(f"DELETE FROM {index.postings} WHERE generation < %s", [new])

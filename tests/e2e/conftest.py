@@ -2,11 +2,15 @@
 Jezero to be up (`/health` answering, the worker's heartbeat in the database) that go on
 the moment it is, and fail at once if the process died instead."""
 
+import contextlib
 import json
 import socket
 import sqlite3  # the bundled SQLite (jezero_site is loaded by pytest-django first)
+import subprocess
+import sys
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 from tests.conftest import wait_until
 
@@ -15,6 +19,29 @@ def free_port():
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+JEZERO = Path(sys.executable).with_name("jezero")
+
+
+@contextlib.contextmanager
+def serving(env, workers=2):
+    """`jezero serve` on a free loopback port with `env`, up (its /health answering); yields
+    its base URL, stops it afterwards."""
+    port = free_port()
+    proc = subprocess.Popen([str(JEZERO), "serve", "--bind", f"127.0.0.1:{port}", "--workers", str(workers)],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_for_health(url, proc)
+    except AssertionError:
+        proc.kill()
+        raise
+    try:
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
 
 
 def _alive(process):

@@ -13,7 +13,7 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.e2e.conftest import free_port, wait_for_health
+from tests.e2e.conftest import serving
 
 JEZERO = Path(sys.executable).with_name("jezero")
 RECORDS = {
@@ -60,18 +60,8 @@ def server(tmp_path_factory):
     }
     jezero("client", "revoke", "gone")
     ids = {r["key"]: r["id"] for r in json.loads(jezero("timeline", "--json"))["results"]}
-    port = free_port()
-    proc = subprocess.Popen([str(JEZERO), "serve", "--bind", f"127.0.0.1:{port}", "--workers", "2"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_for_health(url, proc)
-    except AssertionError:
-        proc.kill()
-        raise
-    yield {"url": url, "tokens": tokens, "ids": ids, "jezero": jezero}
-    proc.terminate()
-    proc.wait(timeout=20)
+    with serving(env) as url:
+        yield {"url": url, "tokens": tokens, "ids": ids, "jezero": jezero}
 
 
 async def _session_call(url, token, calls):

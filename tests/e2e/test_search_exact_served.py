@@ -17,7 +17,7 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.e2e.conftest import free_port, wait_for_health
+from tests.e2e.conftest import serving
 
 JEZERO = Path(sys.executable).with_name("jezero")
 PASSWORD = "correct horse battery staple 23"
@@ -65,18 +65,8 @@ def served(tmp_path_factory):
         path.write_text("".join(json.dumps(r) + "\n" for r in rows))
         jezero("import-jsonl", str(path), "--source", source)
     token = json.loads(jezero("client", "add", "laptop-b-agent", "--sources", "laptop-b", "--json"))["token"]
-    port = free_port()
-    proc = subprocess.Popen([str(JEZERO), "serve", "--bind", f"127.0.0.1:{port}", "--workers", "2"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_for_health(url, proc)
-    except AssertionError:
-        proc.kill()
-        raise
-    yield {"url": url, "token": token, "jezero": jezero}
-    proc.terminate()
-    proc.wait(timeout=20)
+    with serving(env) as url:
+        yield {"url": url, "token": token, "jezero": jezero}
 
 
 def api(served, **params):

@@ -215,10 +215,14 @@ def _summed(cursor, asked, counts, known, filters):
         posted = counts.postings(asked.index, term)
         if posted is not None:
             items, values = posted.items, part(posted, asked.rows, asked.tokens)
-        else:
+        else:   # the filters in the statement too: bm25 is then computed for the rows that pass only
             table = asked.index.table
-            cursor.execute(f"SELECT rowid, -bm25({table}{asked.index.bm25}) FROM {table} WHERE {table} MATCH %s",
-                           [term.expression])
+            join = where = ""
+            if filters.sql:
+                join = f"CROSS JOIN items AS i INDEXED BY items_filter ON i.id = {table}.rowid"
+                where = f"AND {filters.sql}"
+            cursor.execute(f"SELECT {table}.rowid, -bm25({table}{asked.index.bm25}) FROM {table} {join} "
+                           f"WHERE {table} MATCH %s {where}", [term.expression, *filters.params])
             rows = cursor.fetchall()
             items = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
             values = np.fromiter((row[1] for row in rows), dtype=np.float64, count=len(rows))

@@ -422,17 +422,27 @@ def held_by(table, expressions, at_most, using="default"):
         return dict(zip(expressions, cursor.fetchone(), strict=True))
 
 
+CHANGES_KEPT = 100_000   # item changes kept past what every base holds (library.catalog reads them)
+
+
 def optimize(using="default"):
     """Merge each index's b-trees into one (FTS5 `optimize`), then refresh the postings of
-    both word indexes (`postings.refresh`: returns its report) and forget the item changes
-    every base now holds. Idempotent; safe while reading and writing."""
+    both word indexes (`postings.refresh`: returns its report) and forget the oldest item
+    changes. Idempotent; safe while reading and writing.
+
+    An item change is forgotten once every base holds it and CHANGES_KEPT newer ones exist: a
+    server process brings its item catalog up to date from the changes since it last looked,
+    and reads every item again only when those are gone."""
     for table in (index.table for index in INDEXES):
         with transaction.atomic(using=using), connections[using].cursor() as cursor:
             cursor.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
     report = postings.refresh_all({index.name: _recorded(index, using) for index in INDEXES if index.words}, using)
     with transaction.atomic(using=using), connections[using].cursor() as cursor:
         if table_exists(cursor, CHANGES):
-            cursor.execute(f"DELETE FROM {CHANGES} WHERE seq <= %s", [postings.base_seq(cursor)])
+            cursor.execute(f"SELECT coalesce(max(seq), 0) FROM {CHANGES}")
+            last = cursor.fetchone()[0]
+            cursor.execute(f"DELETE FROM {CHANGES} WHERE seq <= %s",
+                           [min(postings.base_seq(cursor), last - CHANGES_KEPT)])
     return report
 
 

@@ -5,23 +5,30 @@ A benchmark script, not a test. Against one library (100,000 items, or 10,000 wi
 made by bench/search.py's generator (imported from it: same text, same seeds, the same
 records and originals, same 100 queries), it
 
-* builds or reuses the data folder bench/work/serve-<size>/ (`jezero init`, `bulk_create`,
-  `store.optimize()`; a marker file says what it holds, so a second run skips the build);
-* creates a client token with `jezero client add … --sources '*' --scopes read --json`;
+* builds or reuses the data folder bench/work/serve-<size>/ through bench/search.py's
+  `open_library()` (`jezero init`, `bulk_create`, `store.optimize()`; a marker file says what
+  it holds, so a second run skips the build);
+* creates two client tokens: one unfiltered (`jezero client add … --sources '*' --scopes read
+  --json`) and one scoped to one source (`… --sources codex-cli --scopes read --json`), whose
+  every search is filtered to that source;
 * starts `jezero serve --bind 127.0.0.1:<free port>` (its default processes: two a core) as a subprocess (HOME is an
   empty folder, so it finds no agent folders) and waits for /health;
 * measures, in rounds (median over rounds of each round's p50 / p95 / max):
   - in-process `library.search.search()` on Django's warm connection, and on a fresh one
-    (what a Django request does: the connection is opened and closed per request);
+    (what a Django request does: the connection is opened and closed per request), and on
+    the warm connection with the scoped token's filter (`allowed_sources=["codex-cli"]`);
   - `GET /api/v1/search` with 1 client (sequential, one keep-alive connection) and with 10
     concurrent clients (asyncio, one connection each), via httpx2;
   - the MCP `search` tool via the official SDK (`streamable_http_client` + `ClientSession`),
     1 and 10 concurrent sessions, each initialised once; only `call_tool` is timed;
+  - the same four HTTP loads (API and MCP, 1 and 10 clients) with the scoped token: filtered
+    searches;
   - the fixed cost of a request: a query of only short words (no SQL runs) over both paths,
     and GET /health;
   - CPU used per request by the server processes and by this load generator (both share the
     machine's cores);
-* checks every HTTP and MCP answer: no error, and the same result ids as in-process.
+* checks every HTTP and MCP answer: no error, and the same result ids as in-process with the
+  same token's sources (unfiltered, or `allowed_sources=["codex-cli"]` for the scoped token).
 
     .venv/bin/python bench/serve.py                 # 100k items, 3 rounds → bench/RESULTS-serve.md
     .venv/bin/python bench/serve.py --quick         # 10k items, 3 rounds → /tmp/RESULTS-serve-quick.md
@@ -34,75 +41,28 @@ import importlib.util
 import json
 import os
 import random
-import re
 import resource
 import shutil
 import signal
 import socket
 import statistics
 import subprocess
-import sys
-import tempfile
 import time
 import urllib.request
 from datetime import UTC, datetime
 from pathlib import Path
 
 import harness
-import search as G  # bench/search.py: its text generator, seeds and queries
+import search as G  # bench/search.py: its library (generator, seeds, build) and queries
 from harness import BENCH_DIR, WORK_DIR
 
-MARKER = "serve-bench.json"
 CLIENTS = 10
 PER_CLIENT = 50
+SCOPED_SOURCE = "codex-cli"  # the scoped client's one source (one of bench/search.py's G.SOURCES)
 NULL_QUERY = "the of and"  # only common words: nothing to look up in either index, so no SQL runs
 TICK = os.sysconf("SC_CLK_TCK")
 perf = time.perf_counter_ns
 log = harness.logger("[serve]")
-
-
-# --- the data folder ---------------------------------------------------------------------------
-
-def marker_ok(data, size):
-    try:
-        marker = harness.read_json(data / MARKER)
-    except (OSError, ValueError):
-        return None
-    want = {"size": size, "seed": G.SEED, "python": sys.version.split()[0], "originals": G.ORIGINAL_SEED}
-    return marker if all(marker.get(k) == v for k, v in want.items()) else None
-
-
-def build(size, data):
-    """Fill an empty, migrated library (this process has Django set up) and optimise it."""
-    from django.db import transaction
-
-    from library import store
-    from library.models import Item
-
-    t = time.perf_counter()
-    sentences, identifiers = G.harvest_sentences()
-    rng = random.Random(G.SEED)
-    text = G.Text(sentences, identifiers, rng)
-    G.original_pool(text)
-    orng = random.Random(G.ORIGINAL_SEED)   # as bench/search.py: the same records and originals
-    for start in range(0, size, G.BATCH):
-        records = [G.make_record(text, rng, i) for i in range(start, min(size, start + G.BATCH))]
-        for r in records:
-            r["original"] = G.make_original(text, orng)
-        with transaction.atomic():
-            Item.objects.bulk_create([Item(**r) for r in records])
-        if (start // G.BATCH) % 10 == 9:
-            log(f"built {start + G.BATCH:,} items ({time.perf_counter() - t:.0f} s)")
-    build_s = time.perf_counter() - t
-    t = time.perf_counter()
-    store.optimize()
-    optimize_s = time.perf_counter() - t
-    log(f"built {size:,} items in {build_s:.0f} s, optimize {optimize_s:.1f} s")
-    marker = {"size": size, "seed": G.SEED, "originals": G.ORIGINAL_SEED, "python": sys.version.split()[0],
-              "build_s": build_s,
-              "optimize_s": optimize_s, "built_at": harness.stamp()}
-    harness.write_json(data / MARKER, marker)
-    return marker
 
 
 # --- the server --------------------------------------------------------------------------------
@@ -607,6 +567,12 @@ def answer_sizes(server, token, queries):
 
 # --- the benchmark ---------------------------------------------------------------------------
 
+def baseline(v):
+    """The in-process variant a variant's overhead is taken over: scoped HTTP variants pair with
+    the scoped in-process search, the rest (and that one) with the unfiltered warm one."""
+    return "inproc_scoped" if v.endswith("_scoped") and v != "inproc_scoped" else "inproc"
+
+
 def rotations(order, clients, per_client):
     """Client k starts k/clients of the way into `order` and takes `per_client` queries."""
     n = len(order)
@@ -615,41 +581,23 @@ def rotations(order, clients, per_client):
 
 def bench(args):
     size = args.size or (10_000 if args.quick else 100_000)
-    data = WORK_DIR / f"serve-{size}"
-    home = Path(tempfile.mkdtemp(prefix="jezero-serve-home-"))
-    # HOME empty: no ~/.claude or ~/.codex, so init writes no connectors; no per-client rate limit (it
-    # would answer 429 to a load test). `jezero init` writes <data>/jezero.toml, all defaults.
-    harness.use_data_dir(data, "bench-serve", HOME=str(home), JEZERO_API_RATE_PER_MINUTE="0")
+    data = G.library_folder(size)
     commit = git_state()  # the code the server and this process import, read before it can change
     result = {"size": size, "rounds": args.rounds, "clients": args.clients, "workers": args.workers,
               "started_at": harness.stamp(),
               "loadavg_before": Path("/proc/loadavg").read_text().split()[:3]}
 
-    marker = None if args.rebuild else marker_ok(data, size)
-    if marker is None:
-        shutil.rmtree(data, ignore_errors=True)
-    log(f"data folder {data} ({'reused' if marker else 'new'})")
-    harness.jezero("init")  # idempotent: data folder, config, migrations, static files, admin user
-    config_path = data / "jezero.toml"
-    config_text = re.sub(r"(?m)^#? ?original_common_share = .*$", "", config_path.read_text(encoding="utf-8"))
-    if args.original_common_share is not None:   # the fused search's budget for the original-text list
-        config_text = config_text.replace("[search]\n", f"[search]\noriginal_common_share = {args.original_common_share}\n", 1)
-    config_path.write_text(config_text, encoding="utf-8")
-    result["original_common_share"] = args.original_common_share
-    harness.setup_django()
+    # The environment (HOME an empty folder: no ~/.claude or ~/.codex, so init writes no connectors;
+    # no per-client rate limit: it would answer 429 to a load test), `jezero init` (a jezero.toml of
+    # defaults), Django, and the library, built unless a valid one is there.
+    marker = G.open_library(size, rebuild=args.rebuild, JEZERO_API_RATE_PER_MINUTE="0")
+    home = Path(os.environ["HOME"])  # open_library's empty folder, which the server inherits too
+    log(f"data folder {data} (built {marker.get('built_at', '?')})")
     from django.db import connection
 
     from library import search as S
     from library.access import clients as C
-    from library.models import Item
 
-    if marker is None:
-        if Item.objects.exists():
-            raise SystemExit(f"{data} holds items but no valid {MARKER}: use --rebuild")
-        marker = build(size, data)
-    items = Item.objects.count()
-    if items != size:
-        raise SystemExit(f"{data} holds {items:,} items, not {size:,}: use --rebuild")
     result["build"] = marker
     result["sqlite"] = connection.Database.sqlite_version
     result["db_mb"] = sum(p.stat().st_size for p in data.glob("jezero.sqlite3*")) / 1e6
@@ -666,14 +614,26 @@ def bench(args):
     token = json.loads(harness.jezero("client", "add", name, "--sources", "*", "--scopes", "read", "--json"))["token"]
     caller = C.authenticate(token)
     allowed = caller.sources
+    # A second client that reads one source: every search it makes is filtered.
+    scoped_token = json.loads(harness.jezero("client", "add", f"{name}-scoped", "--sources", SCOPED_SOURCE,
+                                             "--scopes", "read", "--json"))["token"]
+    scoped_allowed = C.authenticate(scoped_token).sources
+    if list(scoped_allowed) != [SCOPED_SOURCE]:
+        raise SystemExit(f"the scoped client reads {scoped_allowed}, not [{SCOPED_SOURCE!r}]")
+    result["scoped_source"] = SCOPED_SOURCE
 
-    def ids_of(i):
-        return [h.id for h in S.search(queries[i], allowed_sources=allowed).hits]
+    def ids_of(i, sources=allowed):
+        return [h.id for h in S.search(queries[i], allowed_sources=sources).hits]
 
     # --- in-process -----------------------------------------------------------------------
     def inproc_warm(i):
         t0 = perf()
         S.search(queries[i], allowed_sources=allowed)
+        return perf() - t0
+
+    def inproc_scoped(i):
+        t0 = perf()
+        S.search(queries[i], allowed_sources=scoped_allowed)
         return perf() - t0
 
     def inproc_fresh(i):
@@ -700,11 +660,14 @@ def bench(args):
             cursor.execute("SELECT 1 FROM items WHERE id = 1")
         return perf() - t0
 
-    expected = {}
+    expected, expected_scoped = {}, {}
     t = time.perf_counter()
-    for i in range(n):  # warm-up: pages into the OS cache; the reference answers
+    for i in range(n):  # warm-up: pages into the OS cache; the reference answers, unfiltered and scoped
         expected[i] = ids_of(i)
-    log(f"in-process warm-up pass {time.perf_counter() - t:.1f} s; {n} queries")
+        expected_scoped[i] = ids_of(i, scoped_allowed)
+    result["scoped_hits"] = sum(len(x) for x in expected_scoped.values()) / n
+    log(f"in-process warm-up pass {time.perf_counter() - t:.1f} s; {n} queries "
+        f"({result['scoped_hits']:.1f} results a query scoped to {SCOPED_SOURCE})")
 
     server = Server(data, args.workers)
     quiet = Quiet(server, args.quiet_budget)
@@ -721,17 +684,23 @@ def bench(args):
         t = time.perf_counter()
         run_phase(server, api, token, queries, rotations(list(range(n)), 2, n // 2), [])
         run_phase(server, mcp, token, queries, [list(range(10))] * 2, [0])
+        run_phase(server, api, scoped_token, queries, rotations(list(range(n)), 2, n // 2), [])
+        run_phase(server, mcp, scoped_token, queries, [list(range(10))] * 2, [0])
         log(f"HTTP warm-up {time.perf_counter() - t:.1f} s")
 
-        variants = ["inproc", "inproc_fresh", "api_1", "mcp_1", f"api_{args.clients}", f"mcp_{args.clients}"]
+        c = args.clients
+        one, many = ["api_1", "mcp_1", "api_1_scoped", "mcp_1_scoped"], [f"api_{c}", f"mcp_{c}", f"api_{c}_scoped",
+                                                                        f"mcp_{c}_scoped"]
+        served = one + many   # every answer checked; `_scoped`: the scoped token, filtered searches
+        variants = ["inproc", "inproc_fresh", "inproc_scoped", *served]
         fixed = ["inproc_null", "inproc_auth", "inproc_connect", "api_null_1", "mcp_null_1", "health_1"]
         probes = ["asgi_api_null", "asgi_mcp_null", "asgi_health"]
         probe_info = {v: [] for v in probes}
         per_round = {v: [] for v in variants + fixed + probes}
         per_query = {v: [] for v in variants}  # per round: {query index: ns}
-        load = {v: [] for v in variants[2:] + fixed[3:]}
-        mismatches = {v: [] for v in variants[2:]}
-        errors = {v: [] for v in variants[2:] + fixed[3:]}
+        load = {v: [] for v in served + fixed[3:]}
+        mismatches = {v: [] for v in served}
+        errors = {v: [] for v in served + fixed[3:]}
 
         def record(v, samples, others):
             per_round[v].append({**harness.latency_ms([ns for _, ns in samples]), "others": others})
@@ -747,7 +716,9 @@ def bench(args):
             record(v, samples, meter.cores())
 
         def http(v, worker, orders, warm, qs=queries, check=True):
-            phase, stats = run_phase(server, worker, token, qs, orders, warm)
+            scoped = v.endswith("_scoped")   # the scoped token, checked against the scoped answers
+            want = expected_scoped if scoped else expected
+            phase, stats = run_phase(server, worker, scoped_token if scoped else token, qs, orders, warm)
             record(v, phase.samples, stats["others_cores"])
             stats["server_cpu_ms_per_req"] = stats["server_cpu_s"] * 1e3 / stats["requests"]
             stats["client_cpu_ms_per_req"] = stats["client_cpu_s"] * 1e3 / stats["requests"]
@@ -755,7 +726,7 @@ def bench(args):
             for i, ids, error in phase.answers:
                 if error:
                     errors[v].append((qs[i], error))
-                elif check and ids != expected[i]:
+                elif check and ids != want[i]:
                     mismatches[v].append((i, ids))
             return stats
 
@@ -765,13 +736,15 @@ def bench(args):
             quiet.wait(f"round {rnd + 1}: in-process")
             t = time.perf_counter()
             timed_block("inproc", inproc_warm, order)
+            timed_block("inproc_scoped", inproc_scoped, order)
             timed_block("inproc_fresh", inproc_fresh, order)
             timed_block("inproc_null", inproc_null, range(200))
             timed_block("inproc_auth", inproc_auth, range(200))
             timed_block("inproc_connect", inproc_connect, range(100))
             log(f"round {rnd + 1}: in-process {time.perf_counter() - t:.1f} s")
             warm3 = order[:3]
-            for v, worker in (("api_1", api), ("mcp_1", mcp)):
+            for v in one:
+                worker = api if v.startswith("api") else mcp
                 quiet.wait(f"round {rnd + 1}: {v}")
                 t = time.perf_counter()
                 http(v, worker, [order], warm3)
@@ -789,12 +762,13 @@ def bench(args):
             for v, got in got_all.items():
                 record(v, got["samples"], others)
                 probe_info[v].append({"errors": got["errors"], **got["per_request"]})
-            for v, worker in ((f"api_{args.clients}", api), (f"mcp_{args.clients}", mcp)):
+            for v in many:
+                worker = api if v.startswith("api") else mcp
                 quiet.wait(f"round {rnd + 1}: {v}")
                 t = time.perf_counter()
-                stats = http(v, worker, rotations(order, args.clients, per_client), warm3)
+                stats = http(v, worker, rotations(order, c, per_client), warm3)
                 log(f"round {rnd + 1}: {v} {time.perf_counter() - t:.1f} s, {stats['rps']:.1f} req/s")
-            for v in (f"api_{args.clients}", f"mcp_{args.clients}"):
+            for v in ("mcp_1", "mcp_1_scoped", *many):
                 last = per_round[v][-1]
                 log(f"  {v}: p50 {last['p50']:.1f} p95 {last['p95']:.1f} ms")
         result["answer_bytes"] = answer_sizes(server, token, queries[:20])
@@ -809,7 +783,8 @@ def bench(args):
     # Mismatches: recompute in-process now (recency moves with the clock) and keep what still differs.
     result["checks"] = {}
     for v, found in mismatches.items():
-        persisting = [(queries[i], ids, ids_of(i)) for i, ids in found if ids != ids_of(i)]
+        sources = scoped_allowed if v.endswith("_scoped") else allowed
+        persisting = [(queries[i], ids, now) for i, ids in found if ids != (now := ids_of(i, sources))]
         answers = sum(s["requests"] for s in load[v])
         result["checks"][v] = {"answers": answers, "errors": len(errors[v]), "error_samples": errors[v][:5],
                                "mismatches": len(found), "persisting": len(persisting),
@@ -843,7 +818,7 @@ def bench(args):
 
     med = {v: per_query_median(v) for v in per_query}
     result["paired_overhead_ms"] = {
-        v: statistics.median(med[v][i] - med["inproc"][i] for i in med[v] if i in med["inproc"]) / 1e6
+        v: statistics.median(med[v][i] - med[baseline(v)][i] for i in med[v] if i in med[baseline(v)]) / 1e6
         for v in variants[1:]}
     result["finished_at"] = harness.stamp()
     result["versions"] = {p: importlib.metadata.version(p) for p in
@@ -853,7 +828,8 @@ def bench(args):
     result["library_commit"] = commit
     if git_state() != commit:
         result["library_commit"] += f"; changed to {git_state()} during the run"
-    shutil.rmtree(home, ignore_errors=True)
+    if home.name.startswith("jezero-bench-home-"):  # the empty HOME open_library made, nothing else
+        shutil.rmtree(home, ignore_errors=True)
     return result
 
 
@@ -862,8 +838,11 @@ def bench(args):
 LABELS = {
     "inproc": "in-process `search()`, warm connection",
     "inproc_fresh": "in-process `search()`, fresh connection each call",
+    "inproc_scoped": f"in-process `search()`, warm connection, scoped to `{SCOPED_SOURCE}`",
     "api_1": "API `GET /api/v1/search`, 1 client",
     "mcp_1": "MCP `search` tool, 1 session",
+    "api_1_scoped": f"API, 1 client, scoped token (`{SCOPED_SOURCE}` only)",
+    "mcp_1_scoped": f"MCP, 1 session, scoped token (`{SCOPED_SOURCE}` only)",
     "inproc_null": "in-process `search()` of a query of common words (no SQL)",
     "inproc_auth": "in-process `clients.authenticate(token)`",
     "inproc_connect": "in-process: open a connection + first statement",
@@ -879,7 +858,12 @@ LABELS = {
 def render(r, info, command):
     c = r["clients"]
     lat, load, over = r["latency"], r["load"], r["paired_overhead_ms"]
-    LABELS.update({f"api_{c}": f"API, {c} concurrent clients", f"mcp_{c}": f"MCP, {c} concurrent sessions"})
+    LABELS.update({f"api_{c}": f"API, {c} concurrent clients", f"mcp_{c}": f"MCP, {c} concurrent sessions",
+                   f"api_{c}_scoped": f"API, {c} concurrent clients, scoped token (`{SCOPED_SOURCE}` only)",
+                   f"mcp_{c}_scoped": f"MCP, {c} concurrent sessions, scoped token (`{SCOPED_SOURCE}` only)"})
+    one = [k for k in ("api_1", "mcp_1", "api_1_scoped", "mcp_1_scoped") if k in lat]  # an older result: no scoped
+    many = [k for k in (f"api_{c}", f"mcp_{c}", f"api_{c}_scoped", f"mcp_{c}_scoped") if k in lat]
+    scoped = r.get("scoped_source")
     v = r["versions"]
     lines = ["# Served search benchmark: JSON API and MCP over HTTP", ""]
     lines += [
@@ -890,18 +874,22 @@ def render(r, info, command):
         f"mcp {v['mcp']}, django-ninja {v['django-ninja']}, asgiref {v['asgiref']}, client httpx2 {v['httpx2']}",
         f"- Command: `{command}`; code measured: commit {r.get('library_commit', '?')}",
         f"- Library: {r['size']:,} items made by bench/search.py's generator (same seed), after `store.optimize()`, "
-        f"{r['db_mb']:,.0f} MB on disk, in bench/work/serve-{r['size']}/ (default config: candidate pool 200, limit 10"
-        + (f"; `search.original_common_share = {r['original_common_share']}`" if r.get("original_common_share")
-           is not None else "") + ")",
+        f"{r['db_mb']:,.0f} MB on disk, in bench/work/serve-{r['size']}/ (default config: candidate pool 200, limit 10)",
         f"- Server: `{r['server_command']}` ({r.get('server_processes', '?')} worker processes, gunicorn "
         f"`--worker-class asgi`, keep-alive 2 s, access log to a file), "
         "loopback only, HOME an empty folder, `JEZERO_API_RATE_PER_MINUTE=0` (the per-client rate limit off: it "
-        "would answer 429 to a load test). Client token: `jezero client add … --sources '*' --scopes read`.",
+        "would answer 429 to a load test). Client token: `jezero client add … --sources '*' --scopes read`"
+        + (f"; scoped token: `jezero client add …-scoped --sources {scoped} --scopes read` (every search it makes "
+           f"is filtered to that source: {r['scoped_hits']:.1f} results a query on average)." if scoped else "."),
         f"- {len(r['queries'])} queries = bench/search.py's fixed queries (2–4 distinctive words, fragments, quoted "
-        "phrases, error codes/commands/projects with a word), unfiltered, default limit 10.",
-        f"- {r['rounds']} rounds; in each round, in this order: in-process (queries shuffled per round), API 1 client, "
-        f"MCP 1 session (every query once, same order), the fixed-cost probes (200 requests each), then API and MCP with "
-        f"{c} concurrent clients ({r['per_client']} queries each, client k starting k/{c} of the way into the round's "
+        "phrases, error codes/commands/projects with a word), default limit 10; unfiltered"
+        + (", and filtered by the scoped token (*scoped* rows)." if scoped else "."),
+        f"- {r['rounds']} rounds; in each round, in this order: in-process (queries shuffled per round"
+        + ("; warm, scoped, fresh" if scoped else "") + "), API 1 client, MCP 1 session"
+        + (", then both again with the scoped token" if scoped else "") + " (every query once, same order), the "
+        f"fixed-cost probes (200 requests each), then API and MCP with {c} concurrent clients"
+        + (", then both again with the scoped token" if scoped else "")
+        + f" ({r['per_client']} queries each, client k starting k/{c} of the way into the round's "
         f"order, so {c * r['per_client']} requests per phase). Every client connects and warms up (3 requests; MCP: "
         "`initialize` + 3 `call_tool`, which also lists the tools once) before the clock starts. Figures are the "
         "**median over the quiet rounds** of each round's p50 / p95 / max, in ms: rounds in which other processes "
@@ -914,7 +902,22 @@ def render(r, info, command):
         "SDK). Its CPU per request is in the last table: at 10 clients it takes a real share of the machine, so "
         "requests/s are a lower bound for a server with the cores to itself.",
         "",
+        "## Goals",
+        "",
+        "Goal: MCP search p95 ≤ 20 ms at 100,000 items for one client, ≥ 150 requests/s for "
+        f"{CLIENTS} clients, filtered searches too. This run ({r['size']:,} items):",
+        "",
+        "- MCP `search`, 1 session, p50 / p95: "
+        + "; ".join(f"{'scoped' if k.endswith('_scoped') else 'unfiltered'} {lat[k]['p50']:.2f} / {lat[k]['p95']:.2f} ms"
+                    for k in one if k.startswith("mcp")),
+        f"- requests/s with {c} concurrent clients: "
+        + "; ".join(f"{'API' if k.startswith('api') else 'MCP'}{' scoped' if k.endswith('_scoped') else ''} "
+                    f"{load[k]['rps']:.1f}" for k in many),
+        "",
         "## Latency",
+        "",
+        "*p50 − in-process p50* and *paired overhead*: over the unfiltered in-process search; for the scoped HTTP "
+        "rows, over the scoped in-process search (the same filter).",
         "",
         *harness.header("ms", "p50", "p95", "max", "mean", "p50 − in-process p50",
                         "paired overhead (median per query)", "rounds"),
@@ -926,10 +929,9 @@ def render(r, info, command):
 
     def figures(x, digits):
         return [f"{x[k]:.{digits}f}" for k in ("p50", "p95", "max", "mean")]
-    base = lat["inproc"]["p50"]
-    for key in ("inproc", "inproc_fresh", "api_1", "mcp_1", f"api_{c}", f"mcp_{c}"):
+    for key in [k for k in ("inproc", "inproc_fresh", "inproc_scoped") if k in lat] + one + many:
         x = lat[key]
-        d = "" if key == "inproc" else f"{x['p50'] - base:+.2f}"
+        d = "" if key == "inproc" else f"{x['p50'] - lat[baseline(key)]['p50']:+.2f}"
         o = "" if key == "inproc" else f"{over[key]:+.2f}"
         lines.append(harness.row(LABELS[key], *figures(x, 2), d, o, rounds_used(key)))
     lines += ["", "Fixed cost of a request (no FTS query runs; 200 calls per round):", "",
@@ -953,7 +955,7 @@ def render(r, info, command):
                               "client CPU ms/req", "server + client busy", "other processes, cores",
                               "busiest worker: share of server CPU / cores", "DB files open in the workers after",
                               "rounds")]
-    for key in ("api_1", "mcp_1", f"api_{c}", f"mcp_{c}", "api_null_1", "mcp_null_1", "health_1"):
+    for key in [*one, *many, "api_null_1", "mcp_null_1", "health_1"]:
         s = load[key]
         busy = (s["server_cpu_s"] + s["client_cpu_s"]) / s["wall_s"] / info["cores"]
         total = r["load_totals"][key]
@@ -965,10 +967,10 @@ def render(r, info, command):
     rounds = r.get("load_rounds")
     if rounds:
         lines += ["", f"Each round of the {c}-client phases (p50 / p95 ms, requests/s, other processes in cores):", "",
-                  *harness.header("round", *(LABELS[k] for k in (f"api_{c}", f"mcp_{c}")))]
+                  *harness.header("round", *(LABELS[k] for k in many))]
         for j in range(r["rounds"]):
             cells = []
-            for key in (f"api_{c}", f"mcp_{c}"):
+            for key in many:
                 x, s = r["latency_rounds"][key][j], rounds[key][j]
                 cells.append(f"{x['p50']:.0f} / {x['p95']:.0f} ms, {s['rps']:.1f} req/s, others {s['others_cores']:.2f}")
             lines.append(harness.row(j + 1, *cells))
@@ -983,7 +985,8 @@ def render(r, info, command):
                       f"lower is faster): median {statistics.median(speeds):.0f}, "
                       f"from {min(speeds):.0f} to {max(speeds):.0f}. Every figure above scales with it."]
     lines += ["", "## Checks", "",
-              "Every answer compared with in-process `search()` on the same query (the list of result ids, in order). "
+              "Every answer compared with in-process `search()` on the same query (the list of result ids, in order; "
+              "scoped answers with `search(q, allowed_sources=[<the scoped source>])`). "
               "A difference is re-checked against a fresh in-process run after the load (recency scores move with "
               "the clock); *persisting* counts those still different.", "",
               *harness.header("", "answers", "errors", "different ids", "persisting")]
@@ -1020,15 +1023,12 @@ def main():
                         help="seconds the run may wait, in all, for other processes to go quiet before a phase "
                              "(default 180; 0 = never wait)")
     parser.add_argument("--rebuild", action="store_true", help="rebuild the data folder even if it is valid")
-    parser.add_argument("--original-common-share", type=float,
-                        help="set search.original_common_share in the library's jezero.toml (default: the default)")
     parser.add_argument("--output", help="report path (default bench/RESULTS-serve.md; --quick: /tmp/RESULTS-serve-quick.md)")
     parser.add_argument("--report-only", action="store_true", help="re-render from bench/work/serve-result-<size>.json")
     args = parser.parse_args()
     size = args.size or (10_000 if args.quick else 100_000)
     output = Path(args.output or ("/tmp/RESULTS-serve-quick.md" if args.quick else BENCH_DIR / "RESULTS-serve.md"))
-    suffix = "" if args.original_common_share is None else f"-share{args.original_common_share:g}"
-    raw = WORK_DIR / f"serve-result-{size}{suffix}.json"
+    raw = WORK_DIR / f"serve-result-{size}.json"
     if args.report_only:
         result = harness.read_json(raw)
     else:

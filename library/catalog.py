@@ -78,11 +78,10 @@ def forget_versions():
 
 def current(cursor):
     """The catalog as of this snapshot (call inside `postings.reading`)."""
-    cursor.execute(f"SELECT coalesce(max(seq), 0), min(seq) FROM {CHANGES}")
-    top, oldest = cursor.fetchone()
-    cursor.execute("SELECT seq FROM sqlite_sequence WHERE name = %s", [CHANGES])
-    row = cursor.fetchone()
-    top = max(top, row[0] if row else 0)   # every change may have been pruned: the counter remains
+    cursor.execute(f"SELECT coalesce(max(seq), 0), min(seq), (SELECT seq FROM sqlite_sequence WHERE name = %s) "
+                   f"FROM {CHANGES}", [CHANGES])
+    top, oldest, counter = cursor.fetchone()
+    top = max(top, counter or 0)   # every change may have been pruned: the counter remains
     pruned = (oldest - 1) if oldest is not None else top   # changes up to here are gone
     with _lock:
         fitting = [version for version in _versions if pruned <= version.seq <= top]

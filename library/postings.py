@@ -116,9 +116,18 @@ def supported(tokenizer):
         word in ("remove_diacritics", "0", "1", "2") for word in words[1:])
 
 
+_seen = set()   # tables found to exist: they are never dropped while a process reads them
+
+
 def _exists(cursor, name):
+    if name in _seen:
+        return True
     cursor.execute("SELECT 1 FROM sqlite_master WHERE name = %s", [name])
-    return cursor.fetchone() is not None
+    if cursor.fetchone() is None:
+        return False
+    if name in (STATE, CHANGES):
+        _seen.add(name)
+    return True
 
 
 def _last_change(cursor):
@@ -309,6 +318,7 @@ class Base:
     lengths: np.ndarray
     changed: np.ndarray
     ordered: list = ()     # the terms' tokens in code-point order (the vocabulary's)
+    changed_lengths: dict = None   # {changed item: its length in tokens now (0: gone)}
 
     def term(self, token):
         """The Common of a common token, or None."""
@@ -327,6 +337,7 @@ class _Held:
     changed: np.ndarray
     changed_seq: int
     ordered: list = ()
+    changed_lengths: dict = None
 
 
 _held = {}
@@ -358,17 +369,23 @@ def base(cursor, index):
             cursor.execute(f"SELECT lengths FROM {index.lengths} WHERE generation = %s", [generation])
             row = cursor.fetchone()
             lengths = np.frombuffer(row[0], dtype=np.int32) if row else np.zeros(0, dtype=np.int32)
-            held = _Held(generation, seq, terms, lengths, np.zeros(0, dtype=np.int64), seq, sorted(terms))
+            held = _Held(generation, seq, terms, lengths, np.zeros(0, dtype=np.int64), seq, sorted(terms), {})
             _held[index.name] = held
         # Writers commit one at a time and each takes a higher seq, so what a snapshot holds of
         # the changed items is exactly the rows up to its highest seq.
-        since = held.changed_seq if held.changed_seq <= top else seq
-        cursor.execute(f"SELECT item FROM {index.changed} WHERE seq > %s AND seq <= %s", [since, top])
-        more = np.array([row[0] for row in cursor.fetchall()], dtype=np.int64)
-        changed = np.union1d(held.changed if since == held.changed_seq else np.zeros(0, dtype=np.int64), more)
-        if top > held.changed_seq:
-            held.changed, held.changed_seq = changed, top
-        return Base(generation, seq, held.terms, held.lengths, changed, held.ordered)
+        if top == held.changed_seq:
+            changed, sizes = held.changed, held.changed_lengths
+        else:
+            ahead = held.changed_seq > top   # another search read further: start from the base
+            since = seq if ahead else held.changed_seq
+            cursor.execute(f"SELECT item FROM {index.changed} WHERE seq > %s AND seq <= %s", [since, top])
+            more = np.array([row[0] for row in cursor.fetchall()], dtype=np.int64)
+            changed = np.union1d(np.zeros(0, dtype=np.int64) if ahead else held.changed, more)
+            found = _lengths(cursor, index, more)
+            sizes = {**({} if ahead else held.changed_lengths), **{int(i): found.get(int(i), 0) for i in more}}
+            if not ahead:
+                held.changed, held.changed_seq, held.changed_lengths = changed, top, sizes
+        return Base(generation, seq, held.terms, held.lengths, changed, held.ordered, sizes)
 
 
 def current(cursor, index, base, token):
@@ -388,8 +405,7 @@ def current(cursor, index, base, token):
     lengths = base.lengths[items]
     fresh_items, fresh_halves = _counted(cursor, index, index.fresh_instances, token) if len(base.changed) else ((), ())
     if len(fresh_items):
-        sizes = _lengths(cursor, index, fresh_items)
-        fresh_lengths = np.array([sizes[int(item_id)] for item_id in fresh_items], dtype=np.int64)
+        fresh_lengths = np.array([base.changed_lengths[int(item_id)] for item_id in fresh_items], dtype=np.int64)
         items = np.concatenate([items.astype(np.int64), fresh_items])
         halves = np.concatenate([halves.astype(np.int64), fresh_halves])
         lengths = np.concatenate([lengths.astype(np.int64), fresh_lengths])
@@ -441,11 +457,11 @@ def composed(cursor, index, base, token):
     items = np.flatnonzero(held)
     unknown = items[lengths[items] == 0]
     if len(unknown):
-        lengths[unknown] = _lengths_now(cursor, index, base, unknown)
+        lengths[unknown] = _lengths_now(base, unknown)
     return Postings(items.astype(np.int64), halves[items].astype(np.float64) / 2.0, lengths[items])
 
 
-def _lengths_now(cursor, index, base, items):
+def _lengths_now(base, items):
     """The lengths in tokens of these items as the index holds them now: the base's for an
     unchanged item, the index's own for a changed one."""
     out = np.zeros(len(items))
@@ -454,8 +470,7 @@ def _lengths_now(cursor, index, base, items):
     steady = ~changed & inside
     out[steady] = base.lengths[items[steady]]
     if (~steady).any():
-        sizes = _lengths(cursor, index, items[~steady])
-        out[~steady] = [sizes[int(item_id)] for item_id in items[~steady]]
+        out[~steady] = [base.changed_lengths[int(item_id)] for item_id in items[~steady]]
     return out
 
 
@@ -683,7 +698,7 @@ def due(cursor, index):
     if not state.current:
         return rows > COMMON
     cursor.execute(f"SELECT count(*) FROM {index.changed}")
-    return cursor.fetchone()[0] > max(COMMON, rows // 10)
+    return cursor.fetchone()[0] > max(COMMON, rows // 50)
 
 
 def base_seq(cursor):

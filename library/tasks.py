@@ -24,8 +24,8 @@ def optimize_index():
 @lock_task("fts-optimize")
 def refresh_postings_if_due():
     """Every 10 minutes: refresh the search postings when a large library has none (an
-    upgrade) or a tenth of its items changed since (a large import), so that searching is
-    fast again within minutes, not at the next daily run."""
+    upgrade) or 2 % of its items changed since (`store.postings_due`), so that searching is
+    as fast as it can be within minutes, not at the next daily run."""
     if store.postings_due():
         store.optimize()
         logger.info("fts optimized postings_were_due=1")

@@ -281,9 +281,9 @@ def configurations(experiments):
         # The exhaustive reference gives the same answer by construction (tests/integration/
         # test_search_exact.py); measured here too, so that the report shows it.
         "fused, exhaustive reference": ("search", {"exhaustive": True}),
-        # A word held by half the index or more is left out only past postings.COMMON items
+        # A word held by half the index or more is left out only past ranking.COMMON items
         # (1,000); without that floor, at any size:
-        "fused, words held by half the library left out at any size": ("search", {}, {"postings__COMMON": 0}),
+        "fused, words held by half the library left out at any size": ("search", {}, {"ranking__COMMON": 0}),
         # The alternatives below ("fuse") are lexical: compare them with "lexical fused".
         "fused, trigram record list (before issue 15)": ("fuse", {"record_weight": 1.0, "original_weight": 2.0,
                                                                   "trigram": True}),
@@ -338,7 +338,7 @@ def relevances(query, trigram=False):
 @contextlib.contextmanager
 def patched(**changes):
     """library.search with these module constants (UPPER case; `module__NAME` for another
-    module of library, e.g. `postings__COMMON`) and `[search]` settings (lower case) changed,
+    module of library, e.g. `ranking__COMMON`) and `[search]` settings (lower case) changed,
     for the time of the block."""
     import importlib
 
@@ -519,7 +519,7 @@ def child(args):
     if mode == "large":   # at this size the floor no longer keeps the rules from acting
         del configs["fused, words held by half the library left out at any size"]
         configs["fused, no term left out and no phrase split (every term as typed, FTS5 only)"] = (
-            "search", {}, {"postings__COMMON": 10 ** 9})
+            "search", {}, {"ranking__COMMON": 10 ** 9})
     ranks, timing = evaluate(qs, by_source, configs)
     info["fusion_differs"] = check_same_fusion(qs)
     if experiments and mode == "base":

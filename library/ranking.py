@@ -39,6 +39,11 @@ from library.indexes import K1, ORIGINAL, WORDS, B
 from library.tokens import index_tokens
 
 RECORD, ORIGINAL_TEXT, MEANING = "record", "original", "meaning"
+# The two rules of the ranking (`ask`) act on terms more items hold than this: below it,
+# scoring a term that half the index holds costs little and its 1e-6 weight still orders the
+# items holding only it; a phrase with a rarer token is cheap to find (docs/design.md "How
+# search ranks"). A rule of the ranking, not of its speed: bench/recall.py measured it.
+COMMON = 1_000
 _DAY_US = 86_400_000_000.0
 
 
@@ -90,17 +95,17 @@ def ask(index, query, counts, rows, tokens):
             continue
         parts = [tokens_of_word]
         if len(tokens_of_word) > 1 and all(
-                counts.held(index, Term(f'"{token}"', (token,)), postings.COMMON) > postings.COMMON
+                counts.held(index, Term(f'"{token}"', (token,)), COMMON) > COMMON
                 for token in tokens_of_word):
             parts = [(token,) for token in tokens_of_word]
         for part in parts:
             expression = index.expression(part)
             wanted.setdefault(expression, Term(expression, part))
     scored, left_out, matching = [], [], False
-    enough = max(postings.COMMON, (rows + 1) // 2)
+    enough = max(COMMON, (rows + 1) // 2)
     for term in wanted.values():
         held = counts.held(index, term, enough if len(term.tokens) == 1 else 0)
-        if len(term.tokens) == 1 and held > postings.COMMON and postings.weightless(held, rows):
+        if len(term.tokens) == 1 and held > COMMON and postings.weightless(held, rows):
             left_out.append(term)
             continue
         scored.append(term)

@@ -448,9 +448,9 @@ def optimize(using="default"):
 
 def postings_due(using="default"):
     """Whether a refresh of the postings would speed searching up: a word index of more than
-    `postings.COMMON` items has no base yet (a new or upgraded library: every term is scored
+    `postings.POSTED` items has no base yet (a new or upgraded library: every term is scored
     by FTS5 until then, as exactly and more slowly), or more than 2 % of its items (and more
-    than COMMON) changed since its base (each search reads those from the fresh table)."""
+    than POSTED) changed since its base (each search reads those from the fresh table)."""
     with connections[using].cursor() as cursor:
         return any(postings.due(cursor, index) for index in indexes.WORD_INDEXES
                    if table_exists(cursor, index.table))

@@ -79,7 +79,7 @@ def test_search_json_has_the_query_the_match_and_the_rows(library):
     out = json.loads(library("search", "analytics", '"consent banner"', "--json").stdout)
     assert out["query"] == 'analytics "consent banner"'
     # "analytics" is in most records here: BM25 gives it (almost) no weight, but in a library this
-    # small scoring it costs nothing, so it is not left out (it is, past postings.COMMON items).
+    # small scoring it costs nothing, so it is not left out (it is, past ranking.COMMON items).
     assert out["match"] == '"analytics"* OR "consent banner"'
     assert [r["key"] for r in out["results"]][0] == "agent-laptop:d1"
     assert set(out["results"][0]) == {"id", "key", "title", "summary", "project", "source", "trust", "occurred_at", "score",
@@ -195,7 +195,7 @@ def test_check_sees_missing_item_vectors_and_reindex_only_meaning_makes_them(lib
 
 
 def test_optimize_merges_the_indexes_and_says_how_many_common_terms_have_postings(library):
-    # Three items: no term is held by more than postings.COMMON of them, so none has postings.
+    # Three items: no term is held by more than postings.POSTED of them, so none has postings.
     assert json.loads(library("optimize", "--json").stdout) | {"seconds": 0} == {
         "optimized": True, "seconds": 0, "common_terms": 0, "weightless_terms": 0, "changed_items": 0}
     assert "0 common term(s) have postings, 0 more weigh nothing; 0 changed item(s) folded in" in \

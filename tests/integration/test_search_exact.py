@@ -7,7 +7,8 @@ index in one statement, the filters in the same WHERE. The default reads common 
 their postings (library.postings) and filters over the item catalog (library.catalog). A
 random library with a Zipf vocabulary, dense short items and long ones in different sources
 and projects, is searched with random queries under every filter; the postings apply at a
-scaled-down threshold (`postings.COMMON`, 1,000 items in use, 12 here)."""
+scaled-down threshold (`postings.POSTED`: 100 items in use, 6 here), and the ranking's two
+rules too (`ranking.COMMON`: 1,000 in use, 12 here)."""
 
 import random
 from datetime import timedelta
@@ -149,8 +150,10 @@ def served_by_postings(queries):
 
 @pytest.fixture
 def scaled(monkeypatch):
-    """A term more than 12 items hold is common (1,000 in use)."""
-    monkeypatch.setattr(postings, "COMMON", 12)
+    """A token more than 6 items hold has postings (100 in use); the ranking's rules act past
+    12 (1,000 in use)."""
+    monkeypatch.setattr(postings, "POSTED", 6)
+    monkeypatch.setattr(ranking, "COMMON", 12)
 
 
 def test_the_default_search_is_the_exhaustive_one_through_every_state_of_the_library(scaled):

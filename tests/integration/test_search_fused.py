@@ -3,7 +3,7 @@ says where each result matched and shows why."""
 
 import pytest
 
-from library import postings
+from library import ranking
 from library import search as lib
 from library.search import ALL_SOURCES, SNIPPET_END, SNIPPET_START
 from tests.conftest import NOW, days_ago, make_item
@@ -171,7 +171,7 @@ def test_words_most_originals_hold_are_left_out_of_the_original_query(monkeypatc
     """BM25 gives them no weight (FTS5's idf is 1e-6 for a word half the rows hold); in a
     library where more than COMMON items hold one, scoring it would cost a pass over half the
     library: it is left out, and the items holding only such words follow, newest first."""
-    monkeypatch.setattr(postings, "COMMON", 3)   # as if in a library of thousands
+    monkeypatch.setattr(ranking, "COMMON", 3)   # as if in a library of thousands
     for n in range(6):
         make_item(title=f"Session {n}", original=f"user: the workspace build {n} again", occurred_at=days_ago(10 - n))
     rare = make_item(title="Session x", original="user: the workspace build fails on the kestrel runner",

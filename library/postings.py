@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from django.db import connections, transaction
+from django.db import OperationalError, connections, transaction
 
 from library.indexes import MIN_PREFIX, WORD_INDEXES
 from library.tokens import prefix_end
@@ -120,18 +120,9 @@ def supported(tokenizer):
         word in ("remove_diacritics", "0", "1", "2") for word in words[1:])
 
 
-_seen = set()   # tables found to exist: they are never dropped while a process reads them
-
-
 def _exists(cursor, name):
-    if name in _seen:
-        return True
     cursor.execute("SELECT 1 FROM sqlite_master WHERE name = %s", [name])
-    if cursor.fetchone() is None:
-        return False
-    if name in (STATE, CHANGES):
-        _seen.add(name)
-    return True
+    return cursor.fetchone() is not None
 
 
 def _last_change(cursor):
@@ -151,10 +142,12 @@ class _State:
 
 
 def _state(cursor, index):
-    """One index's _State, or None before migration 0014."""
-    if not _exists(cursor, STATE):
+    """One index's _State, or None before migration 0014 (asked, not looked up first: one
+    statement on every search)."""
+    try:
+        cursor.execute(f"SELECT generation, seq, tracking, current FROM {STATE} WHERE name = %s", [index.name])
+    except OperationalError:   # no such table
         return None
-    cursor.execute(f"SELECT generation, seq, tracking, current FROM {STATE} WHERE name = %s", [index.name])
     row = cursor.fetchone()
     return None if row is None else _State(row[0], row[1], bool(row[2]), bool(row[3]))
 

@@ -36,7 +36,7 @@ from django.utils import timezone
 from library import catalog, meaning, postings, terms
 from library.filters import micros
 from library.indexes import K1, ORIGINAL, WORDS, B
-from library.tokens import index_tokens
+from library.tokens import index_tokens, phrase
 
 RECORD, ORIGINAL_TEXT, MEANING = "record", "original", "meaning"
 # The two rules of the ranking (`ask`) act on terms more items hold than this: below it,
@@ -96,8 +96,8 @@ def ask(index, query, counts, rows, tokens):
         parts = [tokens_of_word]
         if len(tokens_of_word) > 1 and all(
                 counts.held(index, Term(f'"{token}"', (token,)), COMMON) > COMMON
-                for token in tokens_of_word):
-            parts = [(token,) for token in tokens_of_word]
+                for token in tokens_of_word):   # as its words, as if typed without quotes
+            parts = [(token,) for token in tokens_of_word if token not in terms.STOP_WORDS]
         for part in parts:
             expression = index.expression(part)
             wanted.setdefault(expression, Term(expression, part))
@@ -312,8 +312,10 @@ def fuse(record, original, *, now_us, depth, record_weight, original_weight, rec
 
 
 def _listed_by_date(cursor, asked_list, filters, skip, need):
-    """Up to `need` items that hold a left-out term of either index and are not in `skip`,
-    newest first (then higher id), each with the indexes it matched in."""
+    """Up to `need` items that hold a left-out word of either index (the word itself, also in
+    the record: a prefix would make FTS5 merge the lists of every word it begins for each item
+    looked at) and are not in `skip`, newest first (then higher id), each with the indexes it
+    matched in."""
     lists = []
     for asked in asked_list:
         if asked is None or not asked.left_out:
@@ -323,7 +325,7 @@ def _listed_by_date(cursor, asked_list, filters, skip, need):
         cursor.execute(f"SELECT i.id, CAST(i.occurred_at AS TEXT) FROM items AS i WHERE {where}"
                        f"EXISTS (SELECT 1 FROM {table} WHERE {table} MATCH %s AND {table}.rowid = i.id) "
                        f"ORDER BY i.occurred_at DESC, i.id DESC LIMIT %s",
-                       [*filters.params, " OR ".join(term.expression for term in asked.left_out), need + len(skip)])
+                       [*filters.params, " OR ".join(phrase(term.tokens) for term in asked.left_out), need + len(skip)])
         rows = cursor.fetchall()
         dates = catalog.dates_of(row[1] for row in rows) if rows else []
         lists.append((asked.index.role, [(int(date), row[0]) for row, date in zip(rows, dates, strict=True)]))

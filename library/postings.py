@@ -59,6 +59,7 @@ logger = logging.getLogger(__name__)
 # million postings to 68 million (docs/design.md "The postings").
 POSTED = 100
 STATE = "search_postings"
+RUNS = "search_postings_runs"   # one row per refresh begun: its id is the generation it makes
 CHANGES = "item_changes"   # every item write, in order (`store.log_changes`): the seq of the changes
 BATCH = 200             # terms written per transaction while a refresh makes a new base
 LABEL = "postings"
@@ -73,6 +74,7 @@ def create(cursor, index, tokenizer):
                    f"seq INTEGER NOT NULL, tracking INTEGER NOT NULL, current INTEGER NOT NULL)")
     cursor.execute(f"INSERT OR IGNORE INTO {STATE} (name, generation, seq, tracking, current) VALUES (%s, 0, 0, 0, 0)",
                    [index.name])
+    cursor.execute(f"CREATE TABLE IF NOT EXISTS {RUNS} (id INTEGER PRIMARY KEY AUTOINCREMENT)")
     cursor.execute(f"CREATE TABLE IF NOT EXISTS {index.postings} (generation INTEGER NOT NULL, term TEXT NOT NULL, "
                    f"held INTEGER NOT NULL, items BLOB, freqs BLOB, PRIMARY KEY (generation, term))")
     cursor.execute(f"CREATE TABLE IF NOT EXISTS {index.lengths} (generation INTEGER PRIMARY KEY, "
@@ -95,7 +97,7 @@ def drop(cursor, index):
         cursor.execute(f"DROP TABLE IF EXISTS {index.fresh}_{shadow}")
     for table in (index.postings, index.lengths, index.changed):
         cursor.execute(f"DROP TABLE IF EXISTS {table}")
-    if _exists(cursor, STATE):
+    if _exists(cursor, STATE):   # the run counter stays: a generation number is never used twice
         cursor.execute(f"DELETE FROM {STATE} WHERE name = %s", [index.name])
 
 
@@ -572,6 +574,11 @@ def refresh(index, tokenizer, using="default", progress=None):
         cursor.execute(f"UPDATE {STATE} SET tracking = 1 WHERE name = %s", [index.name])
         state = _state(cursor, index)
         generation = state.generation if state.current else None
+        # A number no other refresh has or will have (two may run at once: the worker's and
+        # `jezero optimize`; the first to finish makes its base current, the other drops its own).
+        cursor.execute(f"INSERT INTO {RUNS} DEFAULT VALUES")
+        new = max(cursor.lastrowid, state.generation + 1)
+        cursor.execute(f"DELETE FROM {RUNS} WHERE id < %s", [new])
     with _snapshot(using) as reader:
         seq = _last_change(reader)
         rows, tokens = averages(reader, index)
@@ -583,9 +590,7 @@ def refresh(index, tokenizer, using="default", progress=None):
         reader.execute(f"SELECT item FROM {index.changed} WHERE seq <= %s ORDER BY item", [seq])
         changed = np.array([row[0] for row in reader.fetchall()], dtype=np.int64)
         lengths = _new_lengths(reader, index, generation, changed)
-        new = state.generation + 1
         with transaction.atomic(using=using), connections[using].cursor() as cursor:
-            cursor.execute(f"DELETE FROM {index.postings} WHERE generation = %s", [new])   # an interrupted refresh
             cursor.execute(f"INSERT OR REPLACE INTO {index.lengths}(generation, lengths) VALUES (%s, %s)",
                            [new, lengths.astype(np.int32).tobytes()])
         made_posted = quiet = 0

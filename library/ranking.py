@@ -7,10 +7,10 @@ or from the postings of common terms and the item catalog (the default).
    two-character phrases), each as the index's expression (in the record, a word of three
    letters or more is a prefix). A term of several tokens each of which more than COMMON
    items hold (a quoted phrase of common words, `file.py`, a pair of common CJK characters)
-   is looked up as its tokens: FTS5 would seek through their whole position lists to find it.
-   A one-token term that more than COMMON items and at least half the index's rows hold is
-   *left out*: bm25 gives it no weight (FTS5's idf is then 1e-6), yet scoring it would cost a
-   pass over half the library.
+   is looked up as its words, as if typed without quotes: FTS5 would seek through their whole
+   position lists to find it. A one-token term that more than COMMON items and at least half
+   the index's rows hold is *left out*: bm25 gives it no weight (FTS5's idf is then 1e-6),
+   yet scoring it would cost a pass over half the library.
 2. **Relevance**: for every item that passes the filters, each index's bm25 over the terms
    it scores, as FTS5 computes it. The reference asks FTS5 for all of them in one statement
    (`-bm25()` over the terms OR-ed, the filters in the same WHERE). The default adds up each
@@ -20,7 +20,7 @@ or from the postings of common terms and the item catalog (the default).
    (`library.catalog`).
 3. **Fusion** (`fuse`): each index's relevance divided by its best, weighted
    (`search.record_weight`, `search.original_weight`) and summed, times the recency factor;
-   ties go to the newer item, then the higher id. Items that hold only left-out terms follow,
+   ties go to the newer item, then the higher id. Items that hold only left-out words follow,
    newest first (all of them, when every term was left out: `newest`).
 4. **Meaning** re-ranks the best RERANK_DEPTH (`rerank`), as before.
 """
@@ -423,8 +423,8 @@ def rank(query, filters, *, depth, now=None, exhaustive=False):
             with connection.cursor() as cursor:
                 ranked += _listed_by_date(cursor, (record, original), filters, {row.id for row in ranked},
                                           deep - len(ranked))
-    head = judged(ranked, meaning.RERANK_DEPTH) if weight else []
-    if len(head) > 1 and meaning.applies(query):   # one row has nothing to be re-ranked against
-        ranked = rerank(ranked, meaning.similarities(query, [row.id for row in head]), weight=weight,
-                        depth=meaning.RERANK_DEPTH)
+        head = judged(ranked, meaning.RERANK_DEPTH) if weight else []
+        if len(head) > 1 and meaning.applies(query):   # one row has nothing to be re-ranked against
+            ranked = rerank(ranked, meaning.similarities(query, [row.id for row in head]), weight=weight,
+                            depth=meaning.RERANK_DEPTH)
     return Ranking(ranked[:depth], record, original)

@@ -30,6 +30,7 @@ def create(apps, schema_editor):
             cursor.execute(f"DROP TABLE IF EXISTS {table}_common")
         cursor.execute("CREATE TABLE IF NOT EXISTS item_changes (seq INTEGER PRIMARY KEY AUTOINCREMENT, "
                        "item INTEGER NOT NULL)")
+        cursor.execute("CREATE TABLE IF NOT EXISTS search_postings_runs (id INTEGER PRIMARY KEY AUTOINCREMENT)")
         cursor.execute("CREATE TABLE IF NOT EXISTS search_postings (name TEXT PRIMARY KEY, generation INTEGER NOT "
                        "NULL, seq INTEGER NOT NULL, tracking INTEGER NOT NULL, current INTEGER NOT NULL)")
         for name, table, columns in WORD_INDEXES:
@@ -61,6 +62,7 @@ def drop(apps, schema_editor):
             for suffix in ("_postings", "_lengths", "_changed"):
                 cursor.execute(f"DROP TABLE IF EXISTS {table}{suffix}")
         cursor.execute("DROP TABLE IF EXISTS search_postings")
+        cursor.execute("DROP TABLE IF EXISTS search_postings_runs")
         cursor.execute("DROP TABLE IF EXISTS item_changes")
 
 

@@ -269,3 +269,32 @@ def test_check_sees_postings_that_differ_from_the_index_and_reindex_repairs_them
     assert any("run `jezero reindex --only original`" in problem for problem in report.problems)
     store.rebuild(only="original")
     assert store.check().ok
+
+
+def test_two_refreshes_at_once_leave_one_base_and_the_same_answers(scaled, monkeypatch):
+    """The worker's refresh and `jezero optimize` may overlap: the first to finish makes its
+    base current, the other drops what it made."""
+    library = Library(seed=13)
+    library.add(150)
+    store.optimize()
+    library.add(20)
+    install = postings._install
+    overtaken = []
+
+    def overtake(index, old, new, seq, using):   # another refresh finishes first
+        if not overtaken:
+            overtaken.append(new)
+            postings.refresh(index, store.recorded_original_tokenizer(), using)
+        return install(index, old, new, seq, using)
+
+    monkeypatch.setattr(postings, "_install", overtake)
+    postings.refresh(ORIGINAL, store.recorded_original_tokenizer())
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT generation, current FROM {postings.STATE} WHERE name = %s", [ORIGINAL.name])
+        generation, current = cursor.fetchone()
+        cursor.execute(f"SELECT DISTINCT generation FROM {ORIGINAL.postings}")
+        kept = [row[0] for row in cursor.fetchall()]
+    assert current and generation != overtaken[0] and kept == [generation]
+    for query in [library.query() for _ in range(30)]:
+        compare(query)
+    assert store.check().ok

@@ -526,9 +526,10 @@ def _base_rows(cursor, index, generation, token):
 def _snapshot(using):
     """A cursor that reads one consistent state of the database: a second connection in a
     read transaction (writers go on), or the caller's own connection inside its transaction
-    (a rebuild: what it wrote is not committed yet)."""
+    (a rebuild: what it wrote is not committed yet) or on an in-memory database (tests: a
+    second connection to a shared in-memory database locks tables instead)."""
     connection = connections[using]
-    if connection.in_atomic_block:
+    if connection.in_atomic_block or connection.is_in_memory_db():
         with connection.cursor() as cursor:
             yield cursor
         return

@@ -298,3 +298,27 @@ def test_two_refreshes_at_once_leave_one_base_and_the_same_answers(scaled, monke
     for query in [library.query() for _ in range(30)]:
         compare(query)
     assert store.check().ok
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_upgraded_library_is_searched_exactly_at_once_and_gets_its_postings_from_the_worker(scaled):
+    """Migration 0014 replaces the common-word lists with empty postings tables: until they are
+    made every term is scored by FTS5 (the same answers); the worker's check makes them."""
+    from django.core.management import call_command
+
+    from library import tasks
+
+    library = Library(seed=17)
+    library.add(120)
+    call_command("migrate", "library", "0013", verbosity=0)   # a library from before the postings
+    call_command("migrate", "library", verbosity=0)
+    postings.forget_held()
+    assert store.postings_due()
+    queries = [library.query() for _ in range(20)]
+    before = [compare(query) for query in queries]
+    tasks.refresh_postings_if_due.call_local()
+    assert not store.postings_due()
+    with postings.reading(), connection.cursor() as cursor:
+        assert postings.base(cursor, ORIGINAL) is not None
+    assert [compare(query) for query in queries] == before
+    assert store.check().ok

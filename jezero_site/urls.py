@@ -5,7 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path, re_path
 
 from library.access.api import api, not_found
-from library.views import agent, clients, health, items, pages, setup, sources, summarizer, tools
+from library.views import agent, clients, health, items, pages, setup, sources, summarizer, tools, users
 
 urlpatterns = [
     path("", pages.search, name="search"),
@@ -21,7 +21,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
 ]
 
-# Staff actions, sources, admin tools, clients, the agent view and settings (SPEC §14).
+# Staff actions, sources, admin tools, clients, users, the agent view and settings (SPEC §14).
 urlpatterns += [
     path("items/<int:item_id>/resummarize/", items.resummarize, name="item-resummarize"),
     path("items/<int:item_id>/retag/", items.retag, name="item-retag"),
@@ -43,6 +43,10 @@ urlpatterns += [
     path("clients/", clients.clients_page, name="clients"),
     path("clients/<str:name>/", clients.client, name="client"),
     path("clients/<str:name>/revoke/", clients.revoke, name="client-revoke"),
+    path("users/", users.users_page, name="users"),
+    path("users/<str:name>/", users.user, name="user"),
+    path("users/<str:name>/deactivate/", users.deactivate, name="user-deactivate"),
+    path("users/<str:name>/reactivate/", users.reactivate, name="user-reactivate"),
     path("agent-view/", agent.agent_view, name="agent-view"),
     path("settings/", summarizer.settings_page, name="settings"),
     path("settings/clear/", summarizer.clear, name="settings-clear"),

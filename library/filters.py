@@ -13,7 +13,9 @@ from fnmatch import fnmatchcase
 
 from django.db import connection
 
+from library.errors import BadInput
 from library.timeutil import parse_when
+from library.vocabulary import SOURCE_GLOB_RE
 
 ALL_SOURCES = ("*",)
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -118,5 +120,26 @@ def library_sources():
         return [row[0] for row in cursor.fetchall()]
 
 
+def source_names(allowed_sources):
+    """The library's source names these globs allow, sorted: what a caller may filter by (the
+    pages' source lists)."""
+    allowed = visible_sources(allowed_sources)
+    return library_sources() if allowed is None else sorted(allowed)
+
+
 def is_visible(source, allowed_sources):
     return any(fnmatchcase(source, glob) for glob in allowed_sources or ())
+
+
+def parse_globs(value, what="--sources"):
+    """Allowed-source globs (a client's, a person's) from names separated by commas or a list;
+    returns the list, in order, without duplicates. Each glob is made of what a source name
+    holds and the glob characters `* ? [ ] !`. Raises BadInput naming `what` and the first
+    glob that is not one (`agent-* mail-*`, a space for a comma, say)."""
+    globs = [part.strip() for part in value.split(",")] if isinstance(value, str) else list(value or [])
+    globs = [glob for glob in globs if glob != ""]
+    for glob in globs:
+        if not isinstance(glob, str) or not SOURCE_GLOB_RE.match(glob):
+            raise BadInput(f"{what}: {glob!r} is not a source name or glob (letters, digits, '.', '_', '-' "
+                           "and the wildcards * ? [ ])")
+    return list(dict.fromkeys(globs))

@@ -218,6 +218,21 @@ class Client(models.Model):
         return self.name
 
 
+class Person(models.Model):
+    """What a web user may read (SPEC §10): allowed-source globs, as a client's `sources`.
+    Staff read every source whatever this says; a user without a row reads nothing.
+    `library.access.people` owns these rows."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="person")
+    sources = models.JSONField(default=list, blank=True)          # allowed-source globs
+
+    class Meta:
+        db_table = "people"
+
+    def __str__(self):
+        return f"{self.user} reads {', '.join(self.sources) or 'nothing'}"
+
+
 class InboxSession(models.Model):
     """A session a device uploaded (SPEC §12): only its redacted entries and hints, never the
     raw upload. A new upload of the same session replaces the row and bumps `version`."""

@@ -7,6 +7,8 @@ import re
 
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")          # a project: lowercase letters, digits, . _ -
 SOURCE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")   # a connector's name, the items' source
+# An allowed-source glob (clients, people): what a source name holds and fnmatch's * ? [ ] !
+SOURCE_GLOB_RE = re.compile(r"^[A-Za-z0-9._*?\[\]!-]+$")
 ATOM_KINDS = ("decision", "rationale", "fix", "command", "error", "fact", "risk")
 # The order a person reads them in on an item's page: what was decided and what could go wrong
 # first, the evidence after.

@@ -31,7 +31,9 @@ from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 from django.utils import timezone
 
+from library.access import people
 from library.errors import BadInput, NotFound
+from library.filters import parse_globs
 from library.ingest import configured
 from library.models import Client
 from library.vocabulary import SOURCE_NAME_RE
@@ -56,8 +58,10 @@ class Caller:
 
 
 def person(user):
-    """The Caller for a logged-in person: reads every source."""
-    return Caller(name=user.get_username(), sources=("*",), scopes=frozenset({"read"}), person=True)
+    """The Caller for a logged-in person (the API read through a browser session): reads the
+    sources `people.allowed_sources` gives that person, as every page does."""
+    return Caller(name=user.get_username(), sources=people.allowed_sources(user), scopes=frozenset({"read"}),
+                  person=True)
 
 
 def _digest(token):
@@ -110,7 +114,7 @@ def create(name, *, sources=(), scopes=("read",), upload_source="", no_sources=F
         raise BadInput(f"name: {name!r} must be letters, digits, '.', '_', '-'")
     token_id = secrets.token_hex(6)
     token = f"{TOKEN_PREFIX}{token_id}_{secrets.token_urlsafe(32)}"
-    client = Client(name=name, token_id=token_id, token_hash=_digest(token), sources=_parse_list(sources, "--sources"),
+    client = Client(name=name, token_id=token_id, token_hash=_digest(token), sources=parse_globs(sources),
                     scopes=_check_scopes(_parse_list(scopes, "--scopes")), upload_source=upload_source or "")
     if Client.objects.filter(name=name).exists():
         raise BadInput(f"a client named {name!r} exists already")
@@ -129,7 +133,7 @@ def update(name, *, sources=None, scopes=None, upload_source=None, no_sources=Fa
     case nothing is saved. The token stays the same."""
     client = get(name)
     if sources is not None:
-        client.sources = _parse_list(sources, "--sources")
+        client.sources = parse_globs(sources)
     if scopes is not None:
         client.scopes = _check_scopes(_parse_list(scopes, "--scopes"))
     if upload_source is not None:

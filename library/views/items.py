@@ -7,6 +7,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from library import jobs
 from library import search as lib
+from library.access.people import allowed_sources
 from library.errors import LibraryError, NotFound
 from library.ingest import maintenance
 from library.models import Job
@@ -22,7 +23,7 @@ def _not_found(request, item_id):
 def resummarize(request, item_id):
     """Start a job that summarises the item again with the configured summariser."""
     try:
-        lib.get_item(item_id, allowed_sources=lib.ALL_SOURCES)
+        lib.get_item(item_id, allowed_sources=allowed_sources(request.user))
         job = jobs.start(Job.Kind.RESUMMARIZE, {"ids": [item_id]}, request.user)
     except NotFound:
         return _not_found(request, item_id)

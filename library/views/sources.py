@@ -1,5 +1,6 @@
 """The Sources page (SPEC §14) — every connector with where it is defined, its schedule, cursor
-state and newest run reports, the uploads no connector reads — and the staff actions: add a
+state and newest run reports, the uploads no connector reads (a person who is not staff
+sees only the connectors of the sources they may read) — and the staff actions: add a
 connector (choose a type, then a form generated from the schema, with the folders found on
 this machine offered as paths), edit, enable/disable, remove (after a confirmation page),
 test (a dry run), run now (both background jobs) and reset the cursor. Connectors of
@@ -14,7 +15,9 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from library import jobs
+from library.access.people import allowed_sources
 from library.errors import BadInput, InvalidConnector, LibraryError, NotFound, RunRefused
+from library.filters import is_visible
 from library.ingest import configured
 from library.ingest import sources as connectors
 from library.models import Item, Job, UnitCursor
@@ -28,7 +31,14 @@ _FIRST = ("enabled", "interval_minutes", "trust", "project")
 
 @login_required
 def sources(request):
+    """Every connector for staff; anyone else sees only those whose name (the items' source)
+    their allowed sources name, with their run reports, uploads and problems."""
     states, problems, waiting = connectors.page()
+    if not request.user.is_staff:
+        globs = allowed_sources(request.user)
+        states = [state for state in states if is_visible(state.name, globs)]
+        problems = [(name, problem) for name, problem in problems if is_visible(name, globs)]
+        waiting = [upload for upload in waiting if is_visible(upload.source, globs)]
     return render(request, "library/sources.html", {"sources": states, "problems": problems, "waiting": waiting})
 
 

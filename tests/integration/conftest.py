@@ -58,10 +58,14 @@ def laptop(settings, tmp_path):
 
 @pytest.fixture
 def people(django_user_model):
-    """A staff user (ana) and a plain user (tomas). Tests log them in with `force_login`; they
-    have no password, because hashing one costs a good part of a second."""
+    """A staff user (ana) and a plain user (tomas) who reads every source, as every user from
+    before migration 0015 does. Tests log them in with `force_login`; they have no password,
+    because hashing one costs a good part of a second."""
+    from library.models import Person
+
     staff = django_user_model.objects.create_user("ana", is_staff=True)
     plain = django_user_model.objects.create_user("tomas")
+    Person.objects.create(user=plain, sources=["*"])
     return {"staff": staff, "plain": plain}
 
 

@@ -277,9 +277,9 @@ def test_a_post_without_a_valid_token_is_401_not_a_csrf_403(path, header):
     assert response.json() == {"detail": "missing or invalid token"}
 
 
-def test_a_logged_in_person_can_read_through_the_api(library, django_user_model):
+def test_a_logged_in_person_can_read_through_the_api(library, people):
     browser = Browser()
-    browser.force_login(django_user_model.objects.create_user("ana", password="pw-123456789"))
+    browser.force_login(people["plain"])   # reads every source
     assert browser.get("/api/v1/search", {"q": "stripe", "limit": 50}).json()["results"].__len__() == 3
 
 

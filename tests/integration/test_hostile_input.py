@@ -51,14 +51,14 @@ def test_control_characters_are_searched_as_spaces(library, query):
 
 @pytest.mark.parametrize("path", ["/", "/timeline/"])
 @pytest.mark.parametrize("page", ["99999999999999999999999", "-3", "abc", "1e9"])
-def test_any_page_number_is_an_ordinary_page(client, django_user_model, library, path, page):
-    client.force_login(django_user_model.objects.create_user("ana"))
+def test_any_page_number_is_an_ordinary_page(client, people, library, path, page):
+    client.force_login(people["plain"])
     response = client.get(path, {"q": "stripe", "page": page} if path == "/" else {"page": page})
     assert response.status_code == 200
 
 
-def test_a_nul_on_the_search_page_is_an_ordinary_search(client, django_user_model, library):
-    client.force_login(django_user_model.objects.create_user("ana"))
+def test_a_nul_on_the_search_page_is_an_ordinary_search(client, people, library):
+    client.force_login(people["plain"])
     response = client.get("/", {"q": "stripe\x00webhook"})
     assert response.status_code == 200 and "Stripe webhook signature failure" in response.content.decode()
     huge = client.get("/", {"q": "stripe " * 50_000})

@@ -223,6 +223,12 @@ def test_a_deactivated_person_is_logged_out_at_the_next_page(library, lena, as_l
     assert response.status_code == 302 and response["Location"].startswith("/login/")
 
 
+def test_a_new_password_ends_the_persons_other_sessions(library, lena, as_lena):
+    assert as_lena.get("/").status_code == 200
+    people.update("lena", password=PASSWORD)
+    assert as_lena.get("/")["Location"].startswith("/login/")
+
+
 @pytest.mark.django_db(transaction=True)
 def test_users_from_before_the_migration_keep_reading_everything(django_user_model):
     make_item(title="Private mail from the bank", source="mail-home", key="mail-home:b")

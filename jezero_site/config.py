@@ -21,6 +21,7 @@ from library.schema import (  # noqa: F401  (the schema's names stay importable 
     CONNECTOR_COMMON,
     CONNECTOR_TYPE_KEYS,
     CONNECTOR_TYPES,
+    PRIVACY_KEYS,
     SUMMARIZER_KEYS,
     TYPE_DOCS,
     ConfigError,
@@ -90,6 +91,7 @@ SECTIONS: dict[str, tuple[Key, ...]] = {
     "redaction": (
         Key("extra_patterns", "patterns", [], "more secrets to redact: [{kind = \"…\", pattern = \"<regex>\"}]"),
     ),
+    "privacy": PRIVACY_KEYS,
 }
 
 def _connector(index, given):

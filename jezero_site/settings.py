@@ -165,8 +165,10 @@ DATABASES = {
             "transaction_mode": "IMMEDIATE",
             "timeout": 30,
             # mmap: reads of a large index skip the page cache copy (about -14 % per query at 100k
-            # items, bench/RESULTS.md).
-            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA mmap_size=1073741824",
+            # items, bench/RESULTS.md). secure_delete: deleted rows are overwritten with zeros, so
+            # that forgotten text does not stay in the file's free pages (library.forget).
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA mmap_size=1073741824; "
+                            "PRAGMA secure_delete=ON",
         },
     }
 }

@@ -5,7 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path, re_path
 
 from library.access.api import api, not_found
-from library.views import agent, clients, health, items, pages, setup, sources, summarizer, tools, users
+from library.views import agent, clients, forgetting, health, items, pages, setup, sources, summarizer, tools, users
 
 urlpatterns = [
     path("", pages.search, name="search"),
@@ -26,6 +26,7 @@ urlpatterns += [
     path("items/<int:item_id>/resummarize/", items.resummarize, name="item-resummarize"),
     path("items/<int:item_id>/retag/", items.retag, name="item-retag"),
     path("items/<int:item_id>/delete/", items.delete, name="item-delete"),
+    path("forget/", forgetting.forget_page, name="forget"),
     path("sources/", sources.sources, name="sources"),
     path("sources/<str:name>/run/", sources.run, name="source-run"),
     path("sources/<str:name>/dry-run/", sources.dry_run, name="source-dry-run"),

@@ -13,5 +13,10 @@ class ItemAdmin(admin.ModelAdmin):
     readonly_fields = ("ingested_at", "updated_at", "text_hash", "input_tokens", "output_tokens")
     date_hierarchy = "occurred_at"
 
+    def has_delete_permission(self, request, obj=None):
+        # A delete here would leave no tombstone: the next run could bring the item back.
+        # Forgetting is the item page's "Forget…" (library.forget).
+        return False
+
 
 admin.site.register(StoreState)

@@ -306,3 +306,52 @@ class Job(models.Model):
         if self.started_at is None or self.finished_at is None:
             return None
         return round((self.finished_at - self.started_at).total_seconds(), 1)
+
+
+class Tombstone(models.Model):
+    """A forgotten unit (`jezero forget`, SPEC §3 "Kept out"): its key and the hashes of the
+    segments it had, never its text. Every connector and the upload inbox skip a unit whose
+    key is here, or any of whose segments hashes to one of `hashes`, until a person undoes
+    it (`jezero forget --undo`)."""
+
+    source = models.CharField(max_length=200)
+    unit_id = models.CharField(max_length=1024)
+    forgotten_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "tombstones"
+        constraints = [models.UniqueConstraint(fields=["source", "unit_id"], name="tombstone_unique")]
+
+    def __str__(self):
+        return f"{self.source}:{self.unit_id}"
+
+    @property
+    def key(self):
+        return f"{self.source}:{self.unit_id}"
+
+
+class ForgottenSegment(models.Model):
+    """The hash of one segment a forgotten unit had (sha256 of its redacted text)."""
+
+    tombstone = models.ForeignKey(Tombstone, on_delete=models.CASCADE, related_name="segments")
+    text_hash = models.CharField(max_length=64, db_index=True)
+
+    class Meta:
+        db_table = "tombstone_hashes"
+
+
+class ForgetLog(models.Model):
+    """That something was forgotten: who, when, how and how many, never what."""
+
+    at = models.DateTimeField(default=timezone.now)
+    by = models.CharField(max_length=150)         # a user name, "cli" or "worker"
+    how = models.CharField(max_length=20)          # ids, source, project, unit, undo
+    units = models.PositiveIntegerField(default=0)
+    items = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        db_table = "forget_log"
+        ordering = ["-at", "-id"]
+
+    def __str__(self):
+        return f"{self.at:%Y-%m-%d %H:%M} {self.by} {self.how}: {self.units} unit(s), {self.items} item(s)"

@@ -84,6 +84,7 @@ def create(cursor, index, tokenizer):
     # The tokenizer comes from the index's own definition (validated configuration).
     cursor.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {index.fresh} USING fts5({', '.join(index.columns)}, "
                    f"content = '', contentless_delete = 1, tokenize = '{tokenizer}')")
+    cursor.execute(f"INSERT INTO {index.fresh}({index.fresh}, rank) VALUES ('secure-delete', 1)")
     cursor.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {index.fresh_instances} "
                    f"USING fts5vocab({index.fresh}, 'instance')")
     cursor.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {index.instances} USING fts5vocab({index.table}, 'instance')")
@@ -710,6 +711,14 @@ def base_seq(cursor):
         return 0
     cursor.execute(f"SELECT min(seq) FROM {STATE} WHERE current = 1")
     return cursor.fetchone()[0] or 0
+
+
+def holds_before(cursor, seq):
+    """Whether a current base was made before item change `seq` (it may list items removed since)."""
+    if not _exists(cursor, STATE):
+        return False
+    cursor.execute(f"SELECT 1 FROM {STATE} WHERE current = 1 AND seq < %s LIMIT 1", [seq])
+    return cursor.fetchone() is not None
 
 
 # --- verification (store.check) ------------------------------------------------------------------------

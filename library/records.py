@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from django.db import transaction
 from django.utils import timezone
 
+from library import forget
 from library.errors import BadInput
-from library.models import Item
+from library.models import Item, Tombstone
 from library.timeutil import iso, parse_when
 from library.vocabulary import ATOM_KINDS, SLUG_RE, SOURCE_NAME_RE, TRUST_LEVELS
 
@@ -168,10 +169,12 @@ def validate_record(obj, *, source, trust=None):
 class ImportReport:
     imported: int = 0
     updated: int = 0
+    forgotten: int = 0   # records of forgotten units, left out (library.forget)
     errors: list = field(default_factory=list)  # {"line": n, "error": "..."}
 
     def as_dict(self):
-        return {"imported": self.imported, "updated": self.updated, "errors": self.errors}
+        return {"imported": self.imported, "updated": self.updated, "forgotten": self.forgotten,
+                "errors": self.errors}
 
 
 def import_jsonl(lines, *, source, trust=None):
@@ -205,6 +208,8 @@ def import_jsonl(lines, *, source, trust=None):
             report.errors.append({"line": number, "error": str(exc)})
     if report.errors:
         return report
+    kept = _not_forgotten(records, source)
+    report.forgotten, records = len(records) - len(kept), kept
 
     now = timezone.now()
     with transaction.atomic():
@@ -228,6 +233,15 @@ def import_jsonl(lines, *, source, trust=None):
             Item.objects.bulk_update(changed, [*records[0].keys(), "updated_at"], batch_size=500)
     report.imported, report.updated = len(new), len(changed)
     return report
+
+
+def _not_forgotten(records, source):
+    """The records that belong to no forgotten unit: neither their unit's key nor their
+    text's hash is tombstoned."""
+    units = {forget.unit_of(r["key"], source) for r in records}
+    gone = set(Tombstone.objects.filter(source=source, unit_id__in=units).values_list("unit_id", flat=True))
+    hashes = forget.forgotten_hashes({r["text_hash"] for r in records if r["text_hash"]})
+    return [r for r in records if forget.unit_of(r["key"], source) not in gone and r["text_hash"] not in hashes]
 
 
 def export_jsonl(out, *, source=None):

@@ -56,6 +56,10 @@ def _env_problem(value):
     return None if ENV_NAME_RE.match(value) else "must be the name of an environment variable"
 
 
+def _glob_problem(value):
+    return "must not be empty" if not value.strip() else None
+
+
 def _date_problem(value):
     return None if re.match(r"^\d{4}-\d{2}-\d{2}$", value) else "must be a date, YYYY-MM-DD"
 
@@ -83,6 +87,16 @@ SUMMARIZER_KEYS = (
 )
 
 
+# What is never read (SPEC §3 "Kept out"; library.ingest.exclusions): `[privacy]` holds the
+# global ones, every connector may add its own.
+EXCLUDE_KEYS = (
+    Key("exclude_paths", "list[str]", [], "path globs never read: a unit whose file or working folder (or a "
+        "folder above either) matches one is left out (`~` is home; `*` crosses `/`)", check=_glob_problem),
+    Key("exclude_projects", "list[str]", [], "project slugs never read: units the project rules give one of "
+        "these are left out", check=_slug_problem),
+)
+PRIVACY_KEYS = EXCLUDE_KEYS
+
 # Options every connector has; `min_chars` and `trust` defaults depend on the type.
 CONNECTOR_COMMON = (
     Key("name", "str", None, "unique; becomes the items' source", required=True,
@@ -97,6 +111,7 @@ CONNECTOR_COMMON = (
     Key("user_prompt_drop_lines", "list[str]", [], "lines of user blocks containing one of these are removed"),
     Key("project", "str", None, "a fixed project for everything this connector reads", nullable=True, check=_slug_problem),
     Key("enabled", "bool", True, "false keeps the connector configured but never run"),
+    *EXCLUDE_KEYS,
 )
 
 _PATH = "path"
@@ -218,10 +233,11 @@ def _check_value(where, key, value):
         (key.minimum is not None and value < key.minimum) or (key.maximum is not None and value > key.maximum)
     ):
         raise ConfigError(f"{where}: {value:g} is out of range (allowed {_range_text(key)})")
-    if key.check is not None and isinstance(value, str):
-        problem = key.check(value)
-        if problem:
-            raise ConfigError(f"{where}: {value!r} {problem}")
+    if key.check is not None:
+        for one in [value] if isinstance(value, str) else value if key.kind == "list[str]" else ():
+            problem = key.check(one)
+            if problem:
+                raise ConfigError(f"{where}: {one!r} {problem}")
     return value
 
 

@@ -108,15 +108,24 @@ INDEXES = (RECORD_INDEX, WORDS_INDEX, ORIGINAL_INDEX)
 MEANING, MEANING_LABEL = "meaning", "item vectors"   # `rebuild(only=)`, the CheckReport attribute; for messages
 
 
+def secure_delete(cursor, table):
+    """Set an FTS5 table's `secure-delete` option (kept in the table): a deleted row's tokens
+    leave the index at once instead of waiting in old segments for a merge, so that forgotten
+    text does not stay in the database file (library.forget)."""
+    cursor.execute(f"INSERT INTO {table}({table}, rank) VALUES ('secure-delete', 1)")
+
+
 def _create(cursor, index, tokenizer):
     # The tokenizer comes from the validated configuration (jezero_site.config allows only
     # words and double-quoted strings), never from a request; it cannot hold a single quote.
     if index is RECORD_INDEX:
         cursor.execute(f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5({', '.join(COLUMNS)}, tokenize = '{tokenizer}')")
+        secure_delete(cursor, FTS_TABLE)
         return
     columns = ", ".join(index.words.columns)
     cursor.execute(f"CREATE VIRTUAL TABLE {index.table} USING fts5({columns}, digest UNINDEXED, content = '', "
                    f"contentless_delete = 1, contentless_unindexed = 1, tokenize = '{tokenizer}')")
+    secure_delete(cursor, index.table)
     cursor.execute(f"CREATE VIRTUAL TABLE {index.words.vocab} USING fts5vocab({index.table}, 'row')")
     postings.create(cursor, index.words, tokenizer)
 
@@ -446,14 +455,34 @@ def optimize(using="default"):
     return report
 
 
+FORGOTTEN = "forgotten_seq"   # store_state: the item change of the last forget (library.forget)
+
+
+def note_forgotten(using="default"):
+    """Record that items were forgotten: the postings' refresh is due until every base was
+    made after it (their bases list item ids and counts of common words, no text)."""
+    from library.models import StoreState
+
+    with connections[using].cursor() as cursor:
+        if not table_exists(cursor, CHANGES):
+            return
+        cursor.execute(f"SELECT coalesce(max(seq), 0) FROM {CHANGES}")
+        seq = cursor.fetchone()[0]
+    StoreState.objects.using(using).update_or_create(key=FORGOTTEN, defaults={"value": str(seq)})
+
+
 def postings_due(using="default"):
     """Whether a refresh of the postings would speed searching up: a word index of more than
     `postings.POSTED` items has no base yet (a new or upgraded library: every term is scored
     by FTS5 until then, as exactly and more slowly), or more than 2 % of its items (and more
     than POSTED) changed since its base (each search reads those from the fresh table)."""
+    from library.models import StoreState
+
     with connections[using].cursor() as cursor:
-        return any(postings.due(cursor, index) for index in indexes.WORD_INDEXES
-                   if table_exists(cursor, index.table))
+        if any(postings.due(cursor, index) for index in indexes.WORD_INDEXES if table_exists(cursor, index.table)):
+            return True
+        forgotten = StoreState.objects.using(using).filter(key=FORGOTTEN).values_list("value", flat=True).first()
+        return forgotten is not None and postings.holds_before(cursor, int(forgotten))
 
 
 # --- verification ------------------------------------------------------------------------

@@ -14,6 +14,11 @@ what the inbox holds only when it is longer. A shorter or equally long one is no
 the answer says so (`stored: false`), it is not an error. `ended` only goes one way: once an
 upload said the session ended, the session stays ended, whatever arrives later; an ended
 upload of the transcript the inbox already holds marks it ended.
+
+Before anything else, the author's markers apply (library.ingest.markers): private spans are
+hidden before the entries are redacted and stored, and a session that asks to be kept out
+leaves only a row saying so (its size, no text). A forgotten session (library.forget) and one
+whose working folder or project is excluded (library.ingest.exclusions) are not stored.
 """
 
 import codecs
@@ -31,8 +36,10 @@ from django.utils import timezone
 
 from connectors import registry
 from connectors.base import Entry, Reading, Unit
+from library import forget
 from library.errors import UploadRejected
-from library.ingest import redact
+from library.ingest import configured, markers, projects, redact
+from library.ingest.exclusions import Exclusions
 from library.models import InboxSession
 
 AGENTS = ("claude_code", "codex")
@@ -142,12 +149,27 @@ def receive(caller, agent, session_id, chunks, *, gzipped=False, cwd=None, git_r
     source = caller.upload_source
     if not source:
         raise UploadRejected("this client has no upload source: set one with `jezero client`", 403)
+    if forget.is_forgotten(source, session_id):
+        return Receipt(_held(source, session_id, agent), stored=False,
+                       detail="not stored: this session was forgotten (`jezero forget`)")
     reading, size = parse(agent, session_id, chunks, gzipped=gzipped, limit=max_upload_bytes())
-    redactor = redact.Redactor(settings.JEZERO["redaction"]["extra_patterns"])
-    entries = [[e.role, redactor.redact(e.text), e.time.isoformat() if e.time else None] for e in reading.entries]
     sent = {"cwd": cwd, "git_remote": git_remote, "git_branch": git_branch, "device_project": project}
-    hints = {**reading.hints, **{key: value for key, value in sent.items() if value}}
-    hints = redactor.redact_value(hints)
+    marked = markers.apply(Reading(entries=reading.entries,
+                                   hints={**reading.hints, **{key: value for key, value in sent.items() if value}}))
+    if marked.kept_out:
+        # Nothing of it is kept: a row that says so (so that the run counts it, drops what was
+        # stored of it before, and a shorter upload is not taken), and the size.
+        entries, hints = [["user", markers.SKIP_LINE, None]], {}
+    else:
+        config = configured.find(source) or {}
+        reason = Exclusions(config).reason(marked.reading.hints, projects.project_for(marked.reading.hints, source))
+        if reason:
+            return Receipt(_held(source, session_id, agent), stored=False, detail=f"not stored: {reason} "
+                                                                                  "(configured exclusions)")
+        redactor = redact.Redactor(settings.JEZERO["redaction"]["extra_patterns"])
+        entries = [[e.role, redactor.redact(e.text), e.time.isoformat() if e.time else None]
+                   for e in marked.reading.entries]
+        hints = redactor.redact_value(marked.reading.hints)
     # Decided inside the transaction (IMMEDIATE: one writer at a time), against the row as it
     # is now, so two uploads of a session racing each other cannot both win.
     with transaction.atomic():
@@ -161,6 +183,12 @@ def receive(caller, agent, session_id, chunks, *, gzipped=False, cwd=None, git_r
         row.uploaded_by, row.received_at, row.size = caller.name, timezone.now(), size
         row.save()
     return Receipt(row, stored=True, written=True)
+
+
+def _held(source, session_id, agent):
+    """The inbox row of a session that an upload does not change (unsaved when there is none)."""
+    return (InboxSession.objects.filter(source=source, session_id=session_id).first()
+            or InboxSession(source=source, session_id=session_id, agent=agent, version=0))
 
 
 def _kept(row, size, ended):

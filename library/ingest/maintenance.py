@@ -205,13 +205,3 @@ def retag_item(item_id):
         item.project = new
         item.save()
     return old, new
-
-
-def delete_item(item_id):
-    """Delete one item through the model, so its FTS row goes in the same transaction.
-    Returns the deleted item's title. Raises NotFound."""
-    item = _item(item_id)
-    title = item.title
-    item.delete()
-    logger.info("item deleted id=%s source=%s", item_id, item.source)
-    return title

@@ -30,8 +30,10 @@ from django.utils import timezone
 from connectors import registry
 from connectors.base import UnitError, finish_blocks
 from connectors.text import ONE_LINE_CHARS
+from library import forget
 from library.errors import NotConfigured, RunRefused
-from library.ingest import configured, inbox, projects, redact
+from library.ingest import configured, inbox, markers, projects, redact
+from library.ingest.exclusions import Exclusions
 from library.ingest.segments import segment
 from library.ingest.summarize import SummaryError, SummaryRequest, write_record
 from library.ingest.summarize import configuration as summarizer_configuration
@@ -58,6 +60,9 @@ class Report:
     units_changed: int = 0
     units_settling: int = 0
     units_too_small: int = 0
+    units_kept_out: int = 0      # a user block holds the line `jezero: skip` (library.ingest.markers)
+    units_excluded: int = 0      # a configured exclusion (library.ingest.exclusions)
+    units_forgotten: int = 0     # tombstoned by `jezero forget` (library.forget)
     units_failed: int = 0
     units_stored: int = 0
     units_left: int = 0          # not reached because a budget stopped the run
@@ -77,8 +82,8 @@ class Report:
     warnings: Counter = field(default_factory=Counter)
     would_read: list = field(default_factory=list)  # dry runs: [{unit, documents, characters}], at most WOULD_READ
 
-    COUNTERS = ("units_seen", "units_changed", "units_settling", "units_too_small", "units_failed",
-                "units_stored", "units_left", "segments_summarised", "segments_unchanged", "segments_failed",
+    COUNTERS = ("units_seen", "units_changed", "units_settling", "units_too_small", "units_kept_out",
+                "units_excluded", "units_forgotten", "units_failed", "units_stored", "units_left", "segments_summarised", "segments_unchanged", "segments_failed",
                 "documents", "characters", "estimated_tokens", "input_tokens", "output_tokens", "model_calls",
                 "retries")
 
@@ -206,6 +211,8 @@ class Run:
         self.now = now
         self.progress = progress
         self.redactor = redact.Redactor(settings.JEZERO["redaction"]["extra_patterns"])
+        self.exclusions = Exclusions(config)
+        self.removed = 0   # items deleted because their unit was kept out
         self.limit_chars = summarizing["max_input_chars"]
         caps = [c for c in (limit, summarizing["max_calls_per_run"]) if c]
         self.max_calls = min(caps) if caps else None
@@ -222,18 +229,46 @@ class Run:
         if unit.modified > self.now - settle:
             report.units_settling += 1
             return None
-        reading = connector.read(unit)
-        report.warnings.update(reading.warnings)
+        if forget.is_forgotten(self.name, unit.id):
+            report.units_forgotten += 1
+            self.move_cursor(unit)
+            return None
+        if self.exclusions.path(unit.path):
+            report.units_excluded += 1
+            self.move_cursor(unit)
+            return None
+        read = connector.read(unit)
+        report.warnings.update(read.warnings)
+        marked = markers.apply(read)
+        if marked.kept_out:
+            report.units_kept_out += 1
+            if not (report.dry_run or report.sample):
+                self.removed += forget.remove_unit(self.name, unit.id)   # stored before its author kept it out
+            self.move_cursor(unit)
+            return None
+        reading = marked.reading
         newest = reading.newest_time()
         if newest is not None and newest > self.now - settle:
             report.units_settling += 1
             return None
         blocks, hints = clean(reading, config, self.redactor)
+        if self.exclusions and self.exclusions.reason(hints, projects.project_for(hints, self.name)):
+            report.units_excluded += 1
+            self.move_cursor(unit)
+            return None
         if sum(len(b.text) for b in blocks) < config["min_chars"] or not blocks:
             report.units_too_small += 1
             self.move_cursor(unit)
             return None
         segments = segment(unit.id, blocks, self.limit_chars)
+        if forget.forgotten_hashes(seg.hash for seg in segments):
+            # The text of a forgotten unit, read again under another key (another connector,
+            # another device's upload): it is forgotten too, and stays so as it grows.
+            report.units_forgotten += 1
+            if not (report.dry_run or report.sample):
+                forget.extend(self.name, unit.id, [seg.hash for seg in segments])
+            self.move_cursor(unit)
+            return None
         keys = item_keys(self.name, unit, segments)
         wanted = keys + [legacy_key(self.name, unit)] if unit.single_document else keys
         existing = {item.key: item for item in Item.objects.filter(key__in=wanted).only("pk", "key", "text_hash")}
@@ -395,6 +430,8 @@ class Run:
                     self.progress(done, len(changed))
             while in_flight:
                 self.finish(in_flight.popleft())
+        if self.removed:
+            forget.checkpoint()   # the removed text must not stay in the write-ahead log
 
 
 def item_keys(source, unit, segments):

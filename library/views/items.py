@@ -1,5 +1,5 @@
 """Staff actions on one item (SPEC §14): re-summarise (a background job), retag (now), delete
-(after a confirmation page). Thin: each calls one service and redirects with a message."""
+(forget its unit for good, after a confirmation page: library.views.forgetting). Thin: each calls one service and redirects with a message."""
 
 from django.contrib import messages
 from django.shortcuts import redirect, render
@@ -11,6 +11,7 @@ from library.access.people import allowed_sources
 from library.errors import LibraryError, NotFound
 from library.ingest import maintenance
 from library.models import Job
+from library.views import forgetting
 from library.views.staff import staff_required
 
 
@@ -52,16 +53,5 @@ def retag(request, item_id):
 @staff_required
 @require_http_methods(["GET", "POST"])
 def delete(request, item_id):
-    """GET: a confirmation page. POST: delete the item (and its index row) and go home."""
-    if request.method == "POST":
-        try:
-            title = maintenance.delete_item(item_id)
-        except NotFound:
-            return _not_found(request, item_id)
-        messages.success(request, f"Deleted item #{item_id}: {title}")
-        return redirect("search")
-    try:
-        item = lib.get_item(item_id, allowed_sources=lib.ALL_SOURCES)
-    except NotFound:
-        return _not_found(request, item_id)
-    return render(request, "library/item_delete.html", {"item": item})
+    """GET: a confirmation page. POST: forget the item's unit for good (library.forget) and go home."""
+    return forgetting.forget_item(request, item_id)

@@ -150,7 +150,7 @@ def test_export_import_round_trip_through_the_cli(library, tmp_path):
     path = tmp_path / "again.jsonl"
     path.write_text(exported)
     out = json.loads(library("import-jsonl", str(path), "--source", "agent-laptop", "--json").stdout)
-    assert out == {"imported": 0, "updated": 3, "errors": []}
+    assert out == {"imported": 0, "updated": 3, "forgotten": 0, "errors": []}
     assert library("export-jsonl").stdout == exported
 
 

@@ -23,7 +23,7 @@ def line(**fields):
 
 def test_import_creates_searchable_items_with_naive_times_as_utc():
     report = records.import_jsonl([line(), line(key="s2", title="Second", summary="Other.", questions=[], atoms=[])], source="agent-x")
-    assert report.as_dict() == {"imported": 2, "updated": 0, "errors": []}
+    assert report.as_dict() == {"imported": 2, "updated": 0, "forgotten": 0, "errors": []}
     item = Item.objects.get(key="agent-x:s1")
     assert item.occurred_at.isoformat() == "2026-03-04T10:00:00+00:00"
     assert (item.source, item.trust, item.project) == ("agent-x", "own", "shop-site")

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from library import search
 from library.access import clients
-from library.models import Client, Connector, InboxSession, Item, Job, RunReport, UnitCursor
+from library.models import Client, Connector, ForgetLog, InboxSession, Item, Job, RunReport, Tombstone, UnitCursor
 from tests.conftest import days_ago, make_item
 from tests.integration.conftest import SECRET, configure, summarizer
 
@@ -172,17 +172,20 @@ def test_retag_applies_the_project_rules_and_says_old_and_new(world, staff):
     assert "Retagged: no change (project garden-notes)." in text(again)
 
 
-def test_delete_asks_first_then_removes_the_item_from_the_library_and_search(world, staff):
+def test_delete_asks_first_then_forgets_the_item_for_good(world, staff):
     item = world["item"]
     confirm = staff.get(f"/items/{item.pk}/delete/")
     assert confirm.status_code == 200
-    assert "Delete this item?" in text(confirm) and "Stripe webhook signature failure" in text(confirm)
+    assert f"Forget item #{item.pk} for good?" in text(confirm) and "Stripe webhook signature failure" in text(confirm)
+    assert "1 item of 1 unit" in " ".join(text(confirm).replace("<strong>", "").replace("</strong>", "").split())
     assert Item.objects.filter(pk=item.pk).exists()
 
     response = staff.post(f"/items/{item.pk}/delete/", follow=True)
     assert response.redirect_chain == [("/", 302)]
-    assert f"Deleted item #{item.pk}: Stripe webhook signature failure" in text(response)
+    assert "Forgot 1 item of 1 unit. They will not come back." in text(response)
     assert not Item.objects.filter(pk=item.pk).exists()
+    assert Tombstone.objects.filter(source=item.source).count() == 1
+    assert ForgetLog.objects.get().by == "ana"
     assert search.search("stripe webhook", allowed_sources=search.ALL_SOURCES).hits == []
     assert staff.get(f"/items/{item.pk}/").status_code == 404
 

@@ -1,14 +1,14 @@
 from django.core import checks as django_checks
 from django.core.management.base import CommandError
 
-from library import store
+from library import forget, store
 from library.cli import Verb
 
 
 class Command(Verb):
     help = ("Verify the library: Django's system checks, items and the three full-text indexes and the item vectors "
-            "agree (count and content), FTS5 integrity-check, each index's tokenizer and the vectors' model. Exits 1 "
-            "on any difference.")
+            "agree (count and content), FTS5 integrity-check, each index's tokenizer and the vectors' model, no "
+            "forgotten unit has items. Exits 1 on any difference.")
     system_checks = "none"  # run below, reported together with the index check
 
     def handle(self, *args, **opts):
@@ -16,7 +16,7 @@ class Command(Verb):
         system = [str(m) for m in django_checks.run_checks()
                   if m.level >= django_checks.ERROR or (m.id or "").startswith("jezero.")]
         report = store.check()
-        problems = system + report.problems
+        problems = system + report.problems + forget.problems()
         if opts["json"]:
             self.emit_json({**report.as_dict(), "ok": not problems, "problems": problems})
         else:

@@ -32,7 +32,8 @@ class Command(Verb):
         if opts["json"]:
             self.emit_json(report.as_dict())
         elif not report.errors:
-            self.stdout.write(f"imported {report.imported}, updated {report.updated}")
+            self.stdout.write(f"imported {report.imported}, updated {report.updated}"
+                              + (f", left out {report.forgotten} of forgotten units" if report.forgotten else ""))
         if report.errors:
             if not opts["json"]:
                 for error in report.errors:

@@ -6,7 +6,8 @@ from django.core.management.base import CommandError
 from connectors import registry
 from connectors.base import UnitError
 from library.cli import Verb
-from library.ingest import pipeline, redact
+from library.ingest import markers, pipeline, projects, redact
+from library.ingest.exclusions import Exclusions
 from library.ingest.segments import segment
 from library.ingest.summarize import configuration
 from library.timeutil import iso
@@ -29,14 +30,31 @@ class Command(Verb):
             raise CommandError("--max-input-chars: at least 1000")
         try:
             connector, unit = registry.for_file(opts["type"], path)
-            reading = connector.read(unit)
+            read = connector.read(unit)
         except UnitError as exc:
             raise CommandError(str(exc)) from None
+        marked = markers.apply(read)
+        if marked.kept_out:
+            # What a run would do: keep the whole unit out. Nothing of its text is shown.
+            reason = (f"kept out by marker: user block {marked.skip_block + 1} holds the line "
+                      f"`{markers.SKIP_LINE}`; nothing of it would be stored")
+            if opts["json"]:
+                self.emit_json({"unit": {"id": unit.id, "ref": unit.ref}, "kept_out": reason, "blocks": [],
+                                "segments": [], "warnings": dict(read.warnings)})
+            else:
+                self.stdout.write(f"unit {unit.id}  {reason}")
+            return
+        reading = marked.reading
         redactor = redact.Redactor(settings.JEZERO["redaction"]["extra_patterns"])
         blocks, hints = pipeline.clean(reading, {}, redactor)
+        exclusions = Exclusions()   # the [privacy] ones: a file has no connector here
+        excluded = ("path excluded" if exclusions.path(path) else
+                    exclusions.reason(hints, projects.project_for(hints, "preview")))
         segments = segment(unit.id, blocks, limit)
         data = {
             "unit": {"id": unit.id, "ref": unit.ref, "hints": hints},
+            "kept_out": f"{excluded} ([privacy] in jezero.toml): a run would not read it" if excluded else None,
+            "private_spans": marked.hidden,
             "blocks": [{"index": b.index, "role": b.role, "text": b.text, "time": iso(b.time)} for b in blocks],
             "segments": [{"id": s.id, "first_block": s.first_block, "last_block": s.last_block, "chars": len(s.text),
                           "hash": s.hash, "occurred_at": iso(s.occurred_at),
@@ -47,6 +65,10 @@ class Command(Verb):
             self.emit_json(data)
             return
         self.stdout.write(f"unit {unit.id}  ({len(blocks)} blocks, {len(segments)} segment(s))")
+        if marked.hidden:
+            self.stdout.write(f"  {marked.hidden} private span(s) hidden as {markers.HIDDEN}")
+        if data["kept_out"]:
+            self.stdout.write(f"  {data['kept_out']}")
         for key, value in sorted(hints.items()):
             self.stdout.write(f"  {key}: {value}")
         for s in data["segments"]:

@@ -35,6 +35,10 @@ def render(report):
     r = report
     lines = [f"{r.connector}{' (dry run)' if r.dry_run else ''}: units seen {r.units_seen}, changed {r.units_changed}, "
              f"settling {r.units_settling}, too small {r.units_too_small}, stored {r.units_stored}, failed {r.units_failed}"]
+    kept = [f"{count} {what}" for count, what in ((r.units_kept_out, "by marker"), (r.units_excluded, "by exclusion"),
+                                                  (r.units_forgotten, "forgotten")) if count]
+    if kept:
+        lines.append(f"  kept out: {', '.join(kept)}")
     if r.dry_run:
         lines.append(f"  would send {r.documents} document(s), {r.characters} characters, "
                      f"about {r.estimated_tokens} tokens")

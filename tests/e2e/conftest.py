@@ -4,6 +4,7 @@ the moment it is, and fail at once if the process died instead."""
 
 import contextlib
 import json
+import os
 import socket
 import sqlite3  # the bundled SQLite (jezero_site is loaded by pytest-django first)
 import subprocess
@@ -11,6 +12,8 @@ import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import wait_until
 
@@ -76,3 +79,28 @@ def wait_for_heartbeat(database, process, *, timeout=30):
     """The worker's first heartbeat, once `process` has written it to `database`."""
     return wait_until(lambda: _alive(process) or heartbeat(database), timeout=timeout,
                       what="the worker's heartbeat")
+
+
+@pytest.fixture
+def setup(tmp_path):
+    """A data folder made by `jezero init` with the `agent-laptop` connector over an empty
+    Claude Code projects folder; call it with CLI arguments to run `jezero` there."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JEZERO_")}
+    env.update(JEZERO_DATA_DIR=str(tmp_path / "data"), HOME=str(tmp_path / "home"))
+    projects = tmp_path / "projects" / "-src-experiments"
+    projects.mkdir(parents=True)
+
+    def run(*args, ok=True, timeout=120):
+        proc = subprocess.run([str(JEZERO), *args], env=env, capture_output=True, text=True, timeout=timeout)
+        if ok:
+            assert proc.returncode == 0, proc.stderr
+        return proc
+
+    def configure(extra=""):
+        (tmp_path / "data" / "jezero.toml").write_text(
+            f'[[connectors]]\nname = "agent-laptop"\ntype = "claude_code"\npath = "{projects.parent}"\n{extra}')
+
+    run("init")
+    configure()
+    run.env, run.projects, run.configure, run.data, run.tmp = env, projects, configure, tmp_path / "data", tmp_path
+    return run

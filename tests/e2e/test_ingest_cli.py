@@ -11,8 +11,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from tests.conftest import wait_until
 
 JEZERO = Path(sys.executable).with_name("jezero")
@@ -47,29 +45,6 @@ print("```")
 def _old(path, seconds=2 * 86_400):
     stamp = time.time() - seconds
     os.utime(path, (stamp, stamp))
-
-
-@pytest.fixture
-def setup(tmp_path):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("JEZERO_")}
-    env.update(JEZERO_DATA_DIR=str(tmp_path / "data"), HOME=str(tmp_path / "home"))
-    projects = tmp_path / "projects" / "-src-experiments"
-    projects.mkdir(parents=True)
-
-    def run(*args, ok=True, timeout=120):
-        proc = subprocess.run([str(JEZERO), *args], env=env, capture_output=True, text=True, timeout=timeout)
-        if ok:
-            assert proc.returncode == 0, proc.stderr
-        return proc
-
-    def configure(extra=""):
-        (tmp_path / "data" / "jezero.toml").write_text(
-            f'[[connectors]]\nname = "agent-laptop"\ntype = "claude_code"\npath = "{projects.parent}"\n{extra}')
-
-    run("init")
-    configure()
-    run.env, run.projects, run.configure, run.data, run.tmp = env, projects, configure, tmp_path / "data", tmp_path
-    return run
 
 
 def add_session(setup, fixture, session):

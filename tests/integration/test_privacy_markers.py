@@ -19,9 +19,9 @@ from connectors import registry
 from jezero_site.config import validate
 from library.ingest import pipeline
 from library.models import InboxSession, Item, RunReport
+from tests.fakes.model_server import ModelServer, openai_reply
 from tests.integration.test_api import token_for, upload
 from tests.integration.test_connectors_end_to_end import FOLDERS, RECORD, _copy
-from tests.fakes.model_server import ModelServer, openai_reply
 
 pytestmark = pytest.mark.django_db
 

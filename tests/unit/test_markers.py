@@ -1,7 +1,7 @@
 """The author's markers (library.ingest.markers): what a person writes to keep a span or a
 whole session out of Jezero, read exactly as README says, and nothing else."""
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -42,7 +42,7 @@ def test_the_skip_line_inside_other_words_is_plain_text(text):
 
 
 def entry(role, text):
-    return Entry(role=role, text=text, time=datetime(2026, 11, 1, tzinfo=timezone.utc))
+    return Entry(role=role, text=text, time=datetime(2026, 11, 1, tzinfo=UTC))
 
 
 def test_a_skip_line_in_a_user_block_keeps_the_unit_out_and_carries_no_text():

@@ -102,7 +102,7 @@ def test_a_person_connects_agent_folders_tests_and_runs_them_and_finds_their_ite
     found.get_by_role("link", name=f"Add {claude} as claude_code").click()
     expect(page.get_by_role("heading", level=1)).to_have_text("Add a claude_code connector")
     expect(page.get_by_label("Name")).to_have_value("agent-claude-code")
-    expect(page.get_by_label("Path")).to_have_value(claude)
+    expect(page.get_by_label("Path", exact=True)).to_have_value(claude)
     page.get_by_label("Interval minutes").fill("0")
     page.get_by_role("button", name="Add connector").click()
     expect(page.locator("#f-interval_minutes-error")).to_have_text("0 is out of range (allowed 1–10,080)")
@@ -132,7 +132,7 @@ def test_a_person_connects_agent_folders_tests_and_runs_them_and_finds_their_ite
     page.get_by_role("link", name="markdown", exact=True).click()
     expect(page.get_by_role("heading", level=1)).to_have_text("Add a markdown connector")
     page.get_by_label("Name").fill("notes-home")
-    page.get_by_label("Path").fill(f"{site.mounted}/notes")
+    page.get_by_label("Path", exact=True).fill(f"{site.mounted}/notes")
     page.get_by_role("button", name="Add connector").click()
     expect(page.get_by_role("region", name="notes-home")).to_contain_text("markdown")
     assert run_now(page, "notes-home") == 2

@@ -291,3 +291,26 @@ def test_a_wrong_password_is_a_clear_error_and_changes_nothing(server, box, conf
     assert (row.outcome, row.errors) == ("failed", report.errors)
     assert list(Item.objects.values_list("key", "text_hash", "updated_at")) == items
     assert list(UnitCursor.objects.values_list("unit_id", "fingerprint", "updated_at")) == cursors
+
+
+def test_markers_in_mail_hide_a_span_and_keep_a_thread_out(box, configure):
+    """A mail thread honours the author's markers like a session: a `<private>` span (in the
+    body and the subject) is hidden before anything is stored; a message with the line
+    `jezero: skip` keeps its whole thread out."""
+    hidden = mail("<m-1@example.org>", "Lab results <private>for Dr. Quokkavelt</private>",
+                  "The results are in.\n<private>Quokkavelt diagnosis:\nmild</private>\nCall me tomorrow.\n")
+    skipped = mail("<m-2@example.org>", "Contract draft", "Quokkavelt contract terms attached.\n\nJezero: Skip\n",
+                   minutes=10)
+    box.append(hidden, when=at(0))
+    box.append(skipped, when=at(10))
+    model = Counting()
+
+    report = pipeline.run("mail-home", summarizer=model)
+
+    assert (report.units_seen, report.units_stored, report.units_kept_out) == (2, 1, 1)
+    item = thread_item("<m-1@example.org>")
+    assert "The results are in." in item.original and "[private]" in item.original
+    assert item.hints["title_hint"] == "Lab results [private]"
+    assert not Item.objects.filter(original_ref="<m-2@example.org>").exists()
+    stored = " ".join(str(value) for value in Item.objects.values_list("original", "hints", "title", "summary"))
+    assert "Quokkavelt" not in stored and "Quokkavelt" not in repr(model.requests)

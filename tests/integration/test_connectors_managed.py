@@ -277,3 +277,17 @@ def test_a_dry_run_lists_what_a_run_would_read(settings, tmp_path):
         if path.stem != SESSIONS["claude_10.jsonl"])
     assert sum(entry["characters"] for entry in report.would_read) == report.characters
     assert not Item.objects.exists() and not UnitCursor.objects.exists()
+
+
+def test_exclusions_are_set_in_the_connector_form_one_per_line_and_checked(staff, tmp_path):
+    form = text(staff.get("/sources/add/", {"type": "markdown"}))
+    assert 'name="exclude_paths"' in form and 'name="exclude_projects"' in form
+    response = staff.post("/sources/add/", {"type": "markdown", "name": "notes", "path": str(tmp_path),
+                                            "exclude_projects": "therapy-notes\nNot A Slug", "enabled": "on"})
+    assert response.status_code == 400 and not Connector.objects.exists()
+    assert "&#x27;Not A Slug&#x27; must be a slug" in text(response)
+    staff.post("/sources/add/", {"type": "markdown", "name": "notes", "path": str(tmp_path), "enabled": "on",
+                                 "exclude_paths": "~/notes/health\n*/private/*", "exclude_projects": "therapy-notes"})
+    found = configured.find("notes")
+    assert found["exclude_paths"] == ["~/notes/health", "*/private/*"]
+    assert found["exclude_projects"] == ["therapy-notes"]

@@ -6,7 +6,7 @@ the tombstone is lifted. Bad asks change nothing and exit 1."""
 import json
 from pathlib import Path
 
-from tests.e2e.test_ingest_cli import CLAUDE_7, add_session
+from tests.e2e.test_ingest_cli import CLAUDE_7, _old, add_session
 
 CLAUDE_6 = "03eb5929-52b3-4b13-ada3-b93ae35806b8"
 PHRASE = b"Especially the Task with Haiku model"   # claude_7's first prompt; in no other fixture
@@ -95,3 +95,25 @@ def test_forgetting_a_project_never_touches_another_source(setup):
     out = setup("import-jsonl", str(again), "--source", "agent-laptop").stdout
     assert "imported 0, updated 0, left out 1 of forgotten units" in out
     assert [hit["source"] for hit in items(setup)] == ["mail-home"]
+
+
+def test_a_private_span_reaches_no_file_of_the_data_folder_nor_a_backup(setup):
+    path = add_session(setup, "claude_7.jsonl", CLAUDE_7)
+    raw = path.read_text()
+    assert raw.count("Summarize the findings.") == 1
+    path.write_text(raw.replace("Summarize the findings.",
+                                "Summarize the findings. <private>Quokkavelt-Harrowgate 7731</private>"))
+    _old(path)
+    add_session(setup, "claude_6.jsonl", CLAUDE_6)
+    preview = setup("preview", "--type", "claude_code", str(path)).stdout
+    assert "1 private span(s) hidden as [private]" in preview and "Quokkavelt" not in preview
+
+    run = setup("run", "--json")
+
+    assert json.loads(run.stdout)["runs"][0]["units_stored"] == 2
+    assert "Quokkavelt" not in run.stdout + run.stderr
+    setup("backup", str(setup.tmp / "backup.sqlite3"))
+    files = [p for p in Path(setup.data).rglob("*") if p.is_file()] + [setup.tmp / "backup.sqlite3"]
+    assert any(p.name == "huey.sqlite3" for p in files)
+    assert [p.name for p in files if b"Quokkavelt" in p.read_bytes()] == []
+    assert b"findings. [private]" in file_bytes(setup.data)   # short: a long phrase may straddle two pages

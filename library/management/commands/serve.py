@@ -12,14 +12,13 @@ ACCESS_LOG_FORMAT = '%(h)s %(l)s %(u)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(b)s "%(
 
 
 def gunicorn_argv(bind, workers):
-    """The server command: gunicorn with its native ASGI worker (MCP needs ASGI; errors as JSON:
-    jezero_site.worker), logging each
-    request without its query string (ACCESS_LOG_FORMAT). Each worker listens on its own
+    """The server command: gunicorn with its native ASGI worker (MCP needs ASGI; its own errors
+    as JSON: jezero_site.worker), logging each request without its query string (ACCESS_LOG_FORMAT). Each worker listens on its own
     socket (`--reuse-port`, SO_REUSEPORT) so that the kernel spreads keep-alive connections
     over the workers: on one shared socket the first worker to wake accepted every pending
     connection and served them all (bench/serve.py, tests/e2e/test_serve_workers.py)."""
-    return [sys.executable, "-m", "gunicorn", "jezero_site.asgi:application", "--worker-class", "jezero_site.worker.Worker",
-            "--bind", bind, "--workers", str(workers), "--no-control-socket", "--access-logfile", "-",
+    return [sys.executable, "-m", "gunicorn", "jezero_site.asgi:application",
+            "--worker-class", "jezero_site.worker.Worker", "--bind", bind, "--workers", str(workers), "--no-control-socket", "--access-logfile", "-",
             "--access-logformat", ACCESS_LOG_FORMAT, "--graceful-timeout", "20", "--reuse-port"]
 
 

@@ -48,11 +48,9 @@ def parse_time(value):
         return None
     try:
         moment = datetime.fromisoformat(value)
-    except ValueError:
+        return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    except (ValueError, OverflowError):   # not ISO 8601, or an offset past year 1 or 9999
         return None
-    if moment.tzinfo is None:
-        return moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC)
 
 
 def epoch_time(value, *, millis=False):

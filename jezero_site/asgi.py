@@ -6,6 +6,15 @@
   JSON API; 401 without a valid token, 403 without the read scope, 429 over the rate limit);
   the caller rides in the scope for the tools;
 - everything else goes to Django.
+
+Before either reads a byte of a request's body, the router checks what the request line and
+headers say (`_gate`): a path and query over 4,094 bytes is a 414, an upload without a valid
+token with the upload scope a 401/403, a declared length over the route's limit a 413 — all in
+the API's one error shape — so a large body from someone unknown is never read, let alone
+written to a temporary file. A streamed (chunked) body is counted as it arrives and cut off at
+the limit with a 413 (`_guarded`). The limits: the upload route takes JEZERO_MAX_UPLOAD_MB;
+any other route 1 MB, less than Django keeps in memory, so only an authenticated upload can
+ever be spooled to disk.
 """
 
 import json
@@ -123,6 +132,8 @@ async def _on_this_thread(chunks):
 django.setup(set_prefix=False)
 django_app = DjangoApp()
 
+from django.conf import settings  # noqa: E402
+
 from library.access import clients, ratelimit  # noqa: E402
 from library.access import mcp as library_mcp  # noqa: E402
 from library.errors import RateLimited  # noqa: E402
@@ -131,6 +142,7 @@ mcp_app = library_mcp.asgi_app()
 
 
 async def _refuse(send, status, detail, retry_after=None):
+    """Answer with the API's one error shape, `{"detail": …}`. Returns True."""
     body = json.dumps({"detail": detail}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     if status == 401:
@@ -139,6 +151,7 @@ async def _refuse(send, status, detail, retry_after=None):
         headers.append((b"retry-after", str(retry_after).encode()))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+    return True
 
 
 def _header(scope, name):
@@ -148,15 +161,106 @@ def _header(scope, name):
     return None
 
 
+async def _client(scope):
+    """The client of the request's bearer token (None without a valid one)."""
+    token = clients.bearer(_header(scope, b"authorization"))
+    caller = clients.recall(token)   # kept from this client's last call, unless a client changed
+    if caller is None and token:
+        caller = await sync_to_async(clients.authenticate_kept)(token)
+    return caller
+
+
+# --- request bodies: decided from the request line and headers, before a byte is read ----------
+
+UPLOAD_PATH = "/api/v1/sessions"
+API_BODY = 1 << 20            # a hook's JSON, an MCP call
+PAGE_BODY = 1 << 20           # a form; under Django's 2.5 MB, so no page body ever goes to a temporary file
+TARGET_LIMIT = 4094           # path and query, as gunicorn's limit_request_line (beyond it gunicorn answers)
+
+
+def _body_limit(path):
+    if path == UPLOAD_PATH:
+        return settings.JEZERO_MAX_UPLOAD_BYTES
+    return API_BODY if path.startswith(("/api/", "/mcp")) else PAGE_BODY
+
+
+def _declared_length(scope):
+    """Content-Length as a number; None when absent; -1 when it is not a number."""
+    value = _header(scope, b"content-length")
+    if value is None:
+        return None
+    value = value.strip()
+    return int(value) if value.isdigit() else -1
+
+
+def _has_body(scope):
+    declared = _declared_length(scope)
+    return bool(declared) or "chunked" in (_header(scope, b"transfer-encoding") or "").lower()
+
+
+async def _gate(scope, send):
+    """The refusal a request gets before its body is read, or None to go on: a request line too
+    long (414), an upload without a valid token with the upload scope (401/403: the API's own
+    answers, given before the body), a declared length over the route's limit (413)."""
+    path = scope.get("path", "")
+    if len(scope.get("raw_path") or path.encode()) + len(scope.get("query_string", b"")) > TARGET_LIMIT:
+        return await _refuse(send, 414, f"the request's path and query are longer than {TARGET_LIMIT:,} bytes")
+    if not _has_body(scope):
+        return None
+    declared = _declared_length(scope)
+    if declared == -1:
+        return await _refuse(send, 400, "Content-Length is not a number")
+    if path == UPLOAD_PATH:
+        caller = await _client(scope)
+        if caller is None:
+            return await _refuse(send, 401, "missing or invalid token")
+        if not caller.can("upload"):
+            return await _refuse(send, 403, "this token lacks the upload scope")
+    limit = _body_limit(path)
+    if declared is not None and declared > limit:
+        return await _refuse(send, 413, f"the body is larger than {limit:,} bytes")
+    return None
+
+
+def _capped(receive, limit, state):
+    """`receive` that counts a streamed (chunked) body and, past `limit` bytes, reads no more
+    and tells the app the client went away (the router then answers 413)."""
+    async def capped():
+        message = await receive()
+        if message["type"] == "http.request":
+            state["read"] += len(message.get("body", b""))
+            if state["read"] > limit:
+                state["over"] = True
+                return {"type": "http.disconnect"}
+        return message
+    return capped
+
+
+async def _guarded(app, scope, receive, send):
+    """Run `app` with the request's body capped at its route's limit; 413 when it ran over
+    (and the app answered nothing)."""
+    if scope["type"] != "http" or not _has_body(scope):
+        return await app(scope, receive, send)
+    limit, state = _body_limit(scope.get("path", "")), {"read": 0, "over": False, "started": False}
+
+    async def sending(message):
+        if message["type"] == "http.response.start":
+            state["started"] = True
+        await send(message)
+
+    await app(scope, _capped(receive, limit, state), sending)
+    if state["over"] and not state["started"]:
+        await _refuse(send, 413, f"the body is larger than {limit:,} bytes")
+
+
 async def application(scope, receive, send):
     if scope["type"] == "lifespan":
         return await mcp_app(scope, receive, send)
+    if scope["type"] == "http" and await _gate(scope, send) is not None:
+        return
     path = scope.get("path", "")
     if scope["type"] == "http" and (path == "/mcp" or path.startswith("/mcp/")):
-        token = clients.bearer(_header(scope, b"authorization"))
-        caller = clients.recall(token)   # kept from this client's last call, unless a client changed
-        if caller is None and token:
-            caller = await sync_to_async(clients.authenticate_kept)(token)
+        caller = await _client(scope)
         if caller is None:
             return await _refuse(send, 401, "missing or invalid token")
         if not caller.can("read"):
@@ -165,5 +269,5 @@ async def application(scope, receive, send):
             ratelimit.check(f"client:{caller.name}")
         except RateLimited as exc:
             return await _refuse(send, 429, str(exc), retry_after=exc.retry_after)
-        return await mcp_app({**scope, library_mcp.SCOPE_KEY: caller}, receive, send)
-    return await django_app(scope, receive, send)
+        return await _guarded(mcp_app, {**scope, library_mcp.SCOPE_KEY: caller}, receive, send)
+    return await _guarded(django_app, scope, receive, send)

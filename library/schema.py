@@ -9,6 +9,7 @@ No Django here: `jezero_site.config` loads the file with it before Django starts
 
 import re
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from connectors.types import AGENT_TYPES
@@ -61,7 +62,13 @@ def _glob_problem(value):
 
 
 def _date_problem(value):
-    return None if re.match(r"^\d{4}-\d{2}-\d{2}$", value) else "must be a date, YYYY-MM-DD"
+    if not re.match(r"^\d{4}-\d{2}-\d{2}$", value):
+        return "must be a date, YYYY-MM-DD"
+    try:
+        day = date.fromisoformat(value)
+    except ValueError:
+        return "is not a date that exists"
+    return None if 1900 <= day.year < 2200 else "is out of range (1900-01-01 to 2199-12-31)"
 
 
 # The `[summarizer]` table (SPEC §5, §17): jezero.toml's, and the values set in the web app

@@ -9,10 +9,18 @@ from datetime import UTC, date, datetime, time
 from library.errors import BadInput
 
 
+# The dates any caller may give (a filter, an imported record's time): wide enough for any
+# real record, narrow enough that no offset or arithmetic on them can leave datetime's range.
+EARLIEST = datetime(1900, 1, 1, tzinfo=UTC)
+LATEST = datetime(2200, 1, 1, tzinfo=UTC)   # exclusive
+RANGE_TEXT = "1900-01-01 to 2199-12-31"
+
+
 def parse_when(value, name="date"):
     """A datetime (aware, UTC) from a datetime, a date, or an ISO 8601 string; None stays None.
 
-    Raises BadInput naming `name` when the string is not ISO 8601.
+    Raises BadInput naming `name` when the string is not ISO 8601, or the moment is outside
+    EARLIEST..LATEST.
     """
     if value is None or value == "":
         return None
@@ -28,9 +36,13 @@ def parse_when(value, name="date"):
             raise BadInput(f"{name}: {value!r} is not an ISO 8601 date or datetime") from None
     else:
         raise BadInput(f"{name}: {value!r} is not an ISO 8601 date or datetime")
-    if parsed.tzinfo is None:
-        return parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
+    try:
+        parsed = parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+    except OverflowError:   # an offset that moves it past year 1 or 9999
+        parsed = None
+    if parsed is None or not EARLIEST <= parsed < LATEST:
+        raise BadInput(f"{name}: {value!r} is out of range ({RANGE_TEXT})")
+    return parsed
 
 
 def iso(value):

@@ -198,7 +198,10 @@ def _sendgrid(r):
 
 
 def _mailgun(r):
-    if r.rng.random() < 0.5:
+    form = r.rng.random()
+    if form < 1 / 3:   # the legacy key as Mailgun issues it: 32 hex, no letter past f
+        return "ke" + "y-" + r.hexs(32), 4
+    if form < 2 / 3:
         return "ke" + "y-" + r.body(32, LOWER + DIGITS), 4
     return r.hexs(32) + "-" + r.hexs(8) + "-" + r.hexs(8), 0
 

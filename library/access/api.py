@@ -22,6 +22,7 @@ from ninja import Field, NinjaAPI, P, Path, Query, Router, Schema, Status, Swagg
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.openapi.views import openapi_view
 from ninja.security import HttpBearer, SessionAuth
+from pydantic import BaseModel
 
 from library import search
 from library.access import clients, hooks, ratelimit
@@ -166,8 +167,10 @@ _ERRORS = {
     401: "No token, or an unknown, malformed or revoked one.",
     403: "The token lacks the scope this route needs.",
     404: "No such item, or one outside the client's allowed sources (answered the same way).",
-    413: "The transcript is larger than the server's limit (JEZERO_MAX_UPLOAD_MB, 50 MB by default, "
-         "after decompression).",
+    413: "The body is larger than the route takes: for an upload, the server's limit (JEZERO_MAX_UPLOAD_MB, "
+         "50 MB by default, declared or after decompression); refused before the body is read when "
+         "Content-Length says so.",
+    415: "A Content-Encoding other than gzip or identity.",
     422: "A parameter or the body is outside its declared type or bounds, or the upload is not a valid "
          "transcript; `detail` names the parameter or says why.",
     429: "Too many requests from this client.",
@@ -362,7 +365,7 @@ def _chunks(request: HttpRequest, size=1 << 20):
         yield chunk
 
 
-@devices.post("/sessions", **answers({200: UploadReceipt, 201: UploadReceipt}, 413, **UPLOAD_DOC))
+@devices.post("/sessions", **answers({200: UploadReceipt, 201: UploadReceipt}, 413, 415, **UPLOAD_DOC))
 def upload_session(request, params: Query[UploadParams]):
     """Upload a session transcript (the raw JSONL as the body, gzip with `Content-Encoding: gzip`).
     It is parsed and redacted at once; only the redacted dialogue is kept. Uploads never go
@@ -374,7 +377,11 @@ def upload_session(request, params: Query[UploadParams]):
     declared = request.headers.get("Content-Length")
     if declared and declared.isdigit() and int(declared) > inbox.max_upload_bytes():
         raise UploadRejected(f"the upload is larger than {inbox.max_upload_bytes():,} bytes", 413)
-    gzipped = request.headers.get("Content-Encoding", "").lower() == "gzip"
+    encoding = request.headers.get("Content-Encoding", "").strip().lower()
+    if encoding not in ("", "identity", "gzip", "x-gzip"):
+        raise UploadRejected(f"Content-Encoding {encoding!r} is not supported: send the body as it is, or gzip "
+                             "with Content-Encoding: gzip", 415)
+    gzipped = encoding in ("gzip", "x-gzip")
     receipt = inbox.receive(who, params.agent, params.session_id, _chunks(request), gzipped=gzipped, cwd=params.cwd,
                             git_remote=params.git_remote, git_branch=params.git_branch, project=params.project,
                             ended=params.ended)
@@ -397,3 +404,29 @@ def hook_first_prompt(request, payload: FirstPromptIn):
 
 api.add_router("/", reads)
 api.add_router("/", devices)
+
+
+# --- parameters no route takes ---------------------------------------------------------------------
+
+def refuse_unknown_parameters(view_func):
+    """A route's function (decorated after the token check and the parameters' own checks),
+    answering 422 that names a query parameter the route does not take, rather than ignoring
+    it: a misspelt `sinse=` would otherwise return everything. What it takes are its keyword
+    arguments, a Query[Schema] argument's fields flattened (as django-ninja reads them)."""
+
+    @wraps(view_func)
+    def checked(request, *args, **kwargs):
+        known = set()
+        for name, value in kwargs.items():
+            known |= set(type(value).model_fields) if isinstance(value, BaseModel) else {name}
+        unknown = sorted(set(request.GET) - known)
+        if unknown:
+            allowed = ", ".join(sorted(known)) or "none"
+            return _detail(422, f"{', '.join(unknown)}: unknown parameter{'s' if len(unknown) > 1 else ''} "
+                                f"(this route takes: {allowed})")
+        return view_func(request, *args, **kwargs)
+
+    return checked
+
+
+api.add_decorator(refuse_unknown_parameters, mode="operation")

@@ -9,7 +9,7 @@ ninja `Schema`s. Their JSON Schema, and so the OpenAPI document and the MCP tool
 schemas, are the same either way."""
 
 from ninja import Schema
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 # A date or date-time as the `since` / `until` filters take it (ISO 8601; UTC without an offset).
 ISO_DATE_PATTERN = r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$"
@@ -92,6 +92,8 @@ _REMOTE = "The working folder's git remote URL (a project hint)."
 
 
 class SessionStartIn(Schema):
+    model_config = ConfigDict(extra="forbid")   # a field no hook sends is a mistake: 422 names it
+
     cwd: str | None = Field(None, description=_CWD)
     session_id: str | None = Field(None, description=_SESSION)
     project: str | None = Field(None, description=_PROJECT)
@@ -99,6 +101,8 @@ class SessionStartIn(Schema):
 
 
 class FirstPromptIn(Schema):
+    model_config = ConfigDict(extra="forbid")   # a field no hook sends is a mistake: 422 names it
+
     prompt: str = Field(description="The session's first message, as the person typed it (its beginning is read).")
     session_id: str | None = Field(None, description=_SESSION)
     cwd: str | None = Field(None, description=_CWD)

@@ -52,25 +52,39 @@ def max_upload_bytes():
 
 
 def _decompressed(chunks, gzipped, limit, out):
-    """Write the body to `out`, gunzipping on the fly; 413 past `limit` bytes of output."""
-    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS) if gzipped else None
+    """Write the body to `out`, gunzipping on the fly every member of a multi-member gzip
+    file (as `gzip -d` does); 413 past `limit` bytes of output; 422 for a truncated stream or
+    anything after a member that is not another member."""
     written = 0
-    for chunk in chunks:
-        data = inflater.decompress(chunk, limit + 1 - written) if inflater else chunk
-        while True:
-            written += len(data)
-            if written > limit:
-                raise UploadRejected(f"the transcript is larger than {limit:,} bytes", 413)
-            out.write(data)
-            if not inflater or not inflater.unconsumed_tail:
-                break
-            data = inflater.decompress(inflater.unconsumed_tail, limit + 1 - written)
-    if inflater is not None:
-        tail = inflater.flush()
-        written += len(tail)
+
+    def write(data):
+        nonlocal written
+        written += len(data)
         if written > limit:
             raise UploadRejected(f"the transcript is larger than {limit:,} bytes", 413)
-        out.write(tail)
+        out.write(data)
+
+    if not gzipped:
+        for chunk in chunks:
+            write(chunk)
+        return written
+    inflater, fed, members = zlib.decompressobj(16 + zlib.MAX_WBITS), False, 0
+    for chunk in chunks:
+        while chunk:
+            try:
+                write(inflater.decompress(chunk, limit + 1 - written))
+                while inflater.unconsumed_tail:
+                    write(inflater.decompress(inflater.unconsumed_tail, limit + 1 - written))
+            except zlib.error:
+                if members:
+                    raise UploadRejected("the body has data after its gzip stream", 422) from None
+                raise
+            fed, chunk = True, b""
+            if inflater.eof:   # a member ended: whatever follows must be the next one
+                members, chunk = members + 1, inflater.unused_data
+                inflater, fed = zlib.decompressobj(16 + zlib.MAX_WBITS), False
+    if fed or not members:
+        write(inflater.flush())
         if not inflater.eof:
             raise UploadRejected("the gzip stream is truncated", 422)
     return written

@@ -81,7 +81,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-VERSION = 3
+VERSION = 4
 
 MARKER_RE = re.compile(r"\[REDACTED:[a-z0-9][a-z0-9._-]*\]")
 _MARKER_TRIGGER = "[redacted:"
@@ -351,7 +351,7 @@ def _check_prose(match: re.Match, text: str, ends: set):
 _VENDOR_TOKENS = (  # (kind, literal prefix, rest); nothing of a word may stand before or after the token
     ("twilio-api-key", "SK", r"[0-9a-fA-F]{32}"),
     ("sendgrid-key", "SG.", r"[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}"),
-    ("mailgun-key", "key-", r"(?=[0-9a-z]*[g-z])(?=[0-9a-z]*[0-9])[0-9a-z]{32}"),
+    ("mailgun-key", "key-", r"(?=[0-9a-z]*[0-9])[0-9a-z]{32}"),   # Mailgun's are 32 hex: no letter past f
     ("square-token", "EAAA", r"[A-Za-z0-9_-]{60}"),
     ("square-token", "sq0", r"(?:atp|csp)-[A-Za-z0-9_-]{22,43}"),
     ("braintree-token", "access_token$production$", r"[0-9a-z]{16}\$[0-9a-f]{32}"),
@@ -593,7 +593,8 @@ RULES: tuple[Rule, ...] = (
     Rule("stripe-key", re.compile(_token("rk_", r"(?:live|test)_[0-9A-Za-z]{10,}")),
          gate="_", triggers=("rk_live_", "rk_test_"), priority=10),
     Rule("stripe-key", re.compile(_token("whsec_", r"[0-9A-Za-z+/=]{24,}")), gate="_", triggers=("whsec_",), priority=10),
-    Rule("jwt", re.compile(_token("eyJ", r"[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*")),
+    # The signature may be missing: a JWT cut short (a summary's first 200 characters) still holds its claims.
+    Rule("jwt", re.compile(_token("eyJ", r"[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}(?:\.[A-Za-z0-9_-]*)?")),
          gate=".", triggers=("eyj",), priority=20),
     Rule("npm-token", re.compile(_token("npm_", r"[A-Za-z0-9]{36}" + _E)), gate="_", triggers=("npm_",), priority=10),
     Rule("pypi-token", re.compile(_token("pypi-AgE", r"[A-Za-z0-9_-]{50,}")),

@@ -471,3 +471,24 @@ def test_the_module_is_versioned_and_free_of_django():
 ])
 def test_a_placeholder_word_inside_a_random_key_does_not_make_it_a_placeholder(text, kept):
     assert (redact(text) == text) is kept, redact(text)
+
+
+@pytest.mark.parametrize("text", [
+    "my mailgun key is key-3e7a91c04bd85f2a6c19e0d47b3f8a25, use it for the newsletter",
+    "curl -s --user 'api:key-3e7a91c04bd85f2a6c19e0d47b3f8a25' https://api.mailgun.net/v3/mg.example.org",
+    "(key-3e7a91c04bd85f2a6c19e0d47b3f8a25)",
+])
+def test_a_mailgun_key_of_hex_alone_is_redacted_in_prose_and_commands(text):
+    # VERSION 4: Mailgun issues `key-` and 32 hex digits; the rule wanted a letter past f.
+    assert "3e7a91c04bd85f2a6c19e0d47b3f8a25" not in redact(text)
+    assert "[REDACTED:mailgun-key]" in redact(text)
+
+
+@pytest.mark.parametrize("text", ["cache-key-3e7a91c04bd85f2a6c19e0d47b3f8a25", "the key-value store", "key-rotation"])
+def test_words_around_key_dash_are_not_mailgun_keys(text):
+    assert redact(text) == text
+
+
+def test_a_jwt_cut_before_its_signature_is_redacted():
+    cut = 'access_token="eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI0OWI4NzgwMi0zMTQ5LTRlNDctOThk'
+    assert redact(cut) == 'access_token="[REDACTED:jwt]'

@@ -6,7 +6,7 @@ import time
 from django.conf import settings
 
 from library.cli import Verb
-from library.management.commands.serve import gunicorn_argv
+from library.management.commands.serve import gunicorn_argv, refuse_if_in_use
 
 WORKER = [sys.executable, "-c", "import sys; from jezero_site.cli import main; sys.exit(main(['worker']))"]
 
@@ -22,8 +22,10 @@ class Command(Verb):
         parser.add_argument("--workers", type=int, default=settings.JEZERO_WORKERS, help="server processes")
 
     def handle(self, *args, **opts):
-        """1. start the worker and the server  2. wait until either ends or we are told to stop
-        3. stop the other one too, so nothing is left running."""
+        """0. refuse when the address is served already  1. start the worker and the server
+        2. wait until either ends or we are told to stop  3. stop the other one too, so nothing
+        is left running."""
+        refuse_if_in_use(opts["bind"])
         children = [subprocess.Popen(WORKER), subprocess.Popen(gunicorn_argv(opts["bind"], opts["workers"]))]
         self.stdout.write(f"Jezero at http://{opts['bind']}/ with its worker; Ctrl-C stops both")
         self.stdout.flush()

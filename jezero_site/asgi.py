@@ -210,12 +210,13 @@ async def _gate(scope, send):
     declared = _declared_length(scope)
     if declared == -1:
         return await _refuse(send, 400, "Content-Length is not a number")
-    if path == UPLOAD_PATH:
+    needs = "upload" if path == UPLOAD_PATH else "read" if path == "/mcp" or path.startswith("/mcp/") else None
+    if needs:   # only a client may send these bodies: who it is is known before any is read
         caller = await _client(scope)
         if caller is None:
             return await _refuse(send, 401, "missing or invalid token")
-        if not caller.can("upload"):
-            return await _refuse(send, 403, "this token lacks the upload scope")
+        if not caller.can(needs):
+            return await _refuse(send, 403, f"this token lacks the {needs} scope")
     limit = _body_limit(path)
     if declared is not None and declared > limit:
         return await _refuse(send, 413, f"the body is larger than {limit:,} bytes")

@@ -3,6 +3,7 @@
 the people every page is tried with (a staff user and a plain user; the anonymous visitor
 is the bare `client`)."""
 
+import json
 import os
 import shutil
 import time
@@ -97,3 +98,20 @@ def _no_search_caches_across_tests():
     postings.forget_held()
     catalog.forget_versions()
     yield
+
+
+RECORD = {"title": "A session worth keeping", "summary": "Someone did something and it worked.",
+          "questions": ["What was done?"], "atoms": [{"kind": "fact", "text": "it worked"}], "project": None}
+
+
+@pytest.fixture
+def model(monkeypatch):
+    """A fake OpenAI-compatible model server on loopback answering RECORD to every call (up to
+    200), with OPENAI_API_KEY set; `model.requests` holds what the real SDK sent."""
+    from tests.fakes.model_server import openai_reply
+
+    server = ModelServer().start()
+    server.script(*[openai_reply(json.dumps(RECORD)) for _ in range(200)])
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-real")
+    yield server
+    server.stop()

@@ -18,7 +18,8 @@ from jezero_site.config import validate
 from library.ingest import pipeline
 from library.models import Item
 from tests.fakes import hermes_db, opencode_db
-from tests.fakes.model_server import ModelServer, anthropic_tool_reply, openai_reply
+from tests.fakes.model_server import ModelServer, anthropic_tool_reply
+from tests.integration.conftest import RECORD
 
 pytestmark = pytest.mark.django_db
 
@@ -31,17 +32,6 @@ FOLDERS = {
     "specstory": "specstory",
     "markdown": "markdown/board",
 }
-RECORD = {"title": "A session worth keeping", "summary": "Someone did something and it worked.",
-          "questions": ["What was done?"], "atoms": [{"kind": "fact", "text": "it worked"}], "project": None}
-
-
-@pytest.fixture
-def model(monkeypatch):
-    server = ModelServer().start()
-    server.script(*[openai_reply(json.dumps(RECORD)) for _ in range(200)])
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-real")
-    yield server
-    server.stop()
 
 
 def _database(ctype, tmp_path):

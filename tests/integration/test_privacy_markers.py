@@ -19,9 +19,8 @@ from connectors import registry
 from jezero_site.config import validate
 from library.ingest import pipeline
 from library.models import InboxSession, Item, RunReport
-from tests.fakes.model_server import ModelServer, openai_reply
 from tests.integration.test_api import token_for, upload
-from tests.integration.test_connectors_end_to_end import FOLDERS, RECORD, _copy
+from tests.integration.test_connectors_end_to_end import FOLDERS, _copy
 
 pytestmark = pytest.mark.django_db
 
@@ -31,15 +30,6 @@ PRIVATE = "Quokkavelt-Harrowgate diagnosis 7731"   # in no fixture: found anywhe
 NEWLINE = {"claude_code": "\\n", "codex": "\\n", "gemini_cli": "\\n", "pi": "\\n", "opencode": "\\n",
            "specstory": "\n", "markdown": "\n", "hermes": "\n"}
 NEEDLE = re.compile(r"[A-Za-z][A-Za-z0-9 ,]{11,40}")
-
-
-@pytest.fixture
-def model(monkeypatch):
-    server = ModelServer().start()
-    server.script(*[openai_reply(json.dumps(RECORD)) for _ in range(200)])
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-real")
-    yield server
-    server.stop()
 
 
 def storage(ctype, folder, unit):

@@ -182,12 +182,14 @@ HUEY = {
     "consumer": {"workers": 2, "worker_type": "thread"},
 }
 
-# Django's four: every password a person sets (`jezero init`, /setup/, the admin's forms) passes them.
+# Django's four and ours: every password a person sets (`jezero init`, /setup/, the admin's forms) passes them.
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+    # Jezero's own: no user name, "jezero" or common word with only digits (a year) added.
+    {"NAME": "jezero_site.passwords.GuessablePasswordValidator"},
 ]
 
 LANGUAGE_CODE = "en-us"

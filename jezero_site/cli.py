@@ -3,7 +3,8 @@
 `jezero import-jsonl` runs the `import_jsonl` command; Django's own (`migrate`,
 `createsuperuser`, …) work too. `jezero init` first writes the data folder, the config and
 the secret key — things the settings need before Django can start — then runs the rest of
-its work as a management command. Configuration mistakes print one line and exit 1.
+its work as a management command. Configuration mistakes print one line and exit 1; an
+init stopped so, or refused, leaves nothing it made behind (`bootstrap.take_back`).
 """
 
 import os
@@ -15,13 +16,15 @@ import jezero_site  # noqa: F401  (the bundled SQLite must be in place before Dj
 def main(argv=None, prog="jezero"):
     argv = list(sys.argv[1:] if argv is None else argv)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "jezero_site.settings")
-    if argv and argv[0] == "init":
+    initializing = bool(argv) and argv[0] == "init"
+    if initializing:
         from jezero_site import bootstrap
 
         try:
             bootstrap.prepare_data_folder(print)
         except bootstrap.BootstrapError as exc:
             print(f"{prog} init: {exc}", file=sys.stderr)
+            bootstrap.take_back()   # a refused init leaves nothing behind (the init command does the same)
             return 1
 
     from django.core.exceptions import ImproperlyConfigured
@@ -32,6 +35,8 @@ def main(argv=None, prog="jezero"):
         django.setup()
     except ImproperlyConfigured as exc:
         print(f"{prog}: configuration error: {exc}", file=sys.stderr)
+        if initializing:
+            bootstrap.take_back()
         return 1
 
     from django.core.management import ManagementUtility, get_commands

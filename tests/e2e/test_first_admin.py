@@ -1,7 +1,7 @@
 """The first admin as a person makes it: `jezero init` refusing a weak JEZERO_ADMIN_PASSWORD
-before touching the database, `jezero init --setup-page` (what the container runs) printing a
-one-time code and no password, and that code used on /setup/ in Chromium against a real
-`jezero serve`, ending logged in. The setup page's screenshot goes to docs/img/setup.png."""
+(or a bad admin name, or a bad setting) and leaving nothing behind, `jezero init --setup-page`
+(what the container runs) printing a one-time code and no password, and that code used on
+/setup/ in Chromium against a real `jezero serve`, ending logged in. The setup page's screenshot goes to docs/img/setup.png."""
 
 import os
 import re
@@ -31,11 +31,6 @@ def run(tmp_path):
     return run
 
 
-def tables(database):
-    with sqlite3.connect(database) as db:
-        return {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-
-
 def superusers(database):
     with sqlite3.connect(database) as db:
         return [name for (name,) in db.execute("SELECT username FROM auth_user WHERE is_superuser")]
@@ -46,8 +41,8 @@ def test_a_weak_admin_password_stops_init_before_the_database_saying_what_is_wro
     assert proc.returncode == 1
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
     assert proc.stderr.startswith("jezero init: JEZERO_ADMIN_PASSWORD is refused: ")
-    assert "too short" in proc.stderr and "too common" in proc.stderr and "Nothing was created" in proc.stderr
-    assert "admin" not in tables(run.data / "jezero.sqlite3") and "auth_user" not in tables(run.data / "jezero.sqlite3")
+    assert "too short" in proc.stderr and "too common" in proc.stderr and "Nothing was kept" in proc.stderr
+    assert not run.data.exists()   # no database, config or secret key left behind
 
     secret = tmp_path / "admin_password"
     secret.write_text("31415926535\n")  # a Docker secret, read through JEZERO_ADMIN_PASSWORD_FILE
@@ -61,6 +56,50 @@ def test_a_weak_admin_password_stops_init_before_the_database_saying_what_is_wro
     # Once an admin exists the variable is not used, so an old weak value never stops a restart.
     again = run("init", JEZERO_ADMIN_PASSWORD="admin")
     assert again.returncode == 0 and "admin user: skipped (one exists)" in again.stdout
+
+
+def files(folder):
+    """{path relative to `folder`: its bytes} for every file under `folder`."""
+    return {str(path.relative_to(folder)): path.read_bytes() for path in folder.rglob("*") if path.is_file()}
+
+
+@pytest.mark.parametrize("refused, why", [
+    ({"JEZERO_ADMIN_PASSWORD": "123"}, "JEZERO_ADMIN_PASSWORD is refused: This password is too short."),
+    ({"JEZERO_ADMIN_PASSWORD": "Jezero2026"}, "the product's name (jezero) with only digits or symbols added"),
+    ({"JEZERO_ADMIN_PASSWORD": "admin12345"}, "your user name with only digits or symbols added"),
+    ({"args": ("--admin", "bad name!")}, "--admin 'bad name!' is refused: Enter a valid username."),
+    ({"JEZERO_WORKERS": "many"}, "JEZERO_WORKERS"),
+])
+def test_a_refused_init_leaves_nothing_behind(run, tmp_path, refused, why):
+    """A missing data folder (and its missing parents) is not there after a refused init, and
+    an empty one (a container's volume, with the lock file of its entrypoint) holds only what
+    it held; the refusal is one line saying why."""
+    refused = dict(refused)
+    args = refused.pop("args", ())
+    nested = tmp_path / "srv" / "jezero" / "data"
+    proc = run("init", *args, JEZERO_DATA_DIR=str(nested), **refused)
+    assert proc.returncode == 1 and why in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+    assert not (tmp_path / "srv").exists()
+
+    run.data.mkdir()
+    (run.data / ".init.lock").write_text("")
+    proc = run("init", *args, **refused)
+    assert proc.returncode == 1 and why in proc.stderr
+    assert files(run.data) == {".init.lock": b""} and [p.name for p in run.data.iterdir()] == [".init.lock"]
+
+
+def test_a_refused_init_of_an_existing_library_leaves_it_byte_identical(run):
+    """A library without an admin yet (made with --setup-page), then init with a weak
+    JEZERO_ADMIN_PASSWORD: refused, and every file of the data folder is as it was."""
+    made = run("init", "--setup-page")
+    assert made.returncode == 0, made.stderr
+    before = files(run.data)
+    assert {"jezero.sqlite3", "huey.sqlite3", "jezero.toml", "secret_key", "setup-codes"} <= set(before)
+    for weak in ("Summer2026!", "admin-2026"):
+        proc = run("init", JEZERO_ADMIN_PASSWORD=weak)
+        assert proc.returncode == 1 and "JEZERO_ADMIN_PASSWORD is refused" in proc.stderr
+        assert files(run.data) == before
+    assert superusers(run.data / "jezero.sqlite3") == []
 
 
 def test_the_setup_page_mode_prints_a_one_time_code_and_no_password(run):

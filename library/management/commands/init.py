@@ -4,10 +4,13 @@ from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
 from django.core.management import call_command
-from django.db import connection
+from django.db import connection, connections
 from django.db.migrations.executor import MigrationExecutor
+from huey.contrib.djhuey import HUEY
 
+from jezero_site import bootstrap
 from library import records, store
 from library.access import first_admin
 from library.cli import Verb
@@ -32,17 +35,21 @@ class Command(Verb):
                                  "setup code for the /setup/ page instead of a password (the container does this)")
 
     def handle(self, *args, **opts):
-        """0. check JEZERO_ADMIN_PASSWORD (a refused one stops here, before the database is
-        touched)  1. migrations  2. the search postings of a large library that has none (an
-        upgrade)  3. static files  4. admin user, or a setup code  5. demo library (each
-        skipped when done)."""
-        users = get_user_model()
+        """0. check what can refuse — the admin's name and JEZERO_ADMIN_PASSWORD, when an admin
+        is to be made — before anything is written; a refusal removes what this run made
+        (the data folder, config, secret key and databases it created: bootstrap.take_back)
+        1. migrations  2. the search postings of a large library that has none (an upgrade)
+        3. static files  4. admin user, or a setup code  5. demo library (each skipped when
+        done)."""
         given = settings.JEZERO_ADMIN_PASSWORD
-        if given is not None and not self._admin_exists_before_migrating(users):
-            problems = first_admin.password_problems(given, opts["admin"])
-            if problems:
-                raise BadInput(f"JEZERO_ADMIN_PASSWORD is refused: {' '.join(problems)} "
-                               "Nothing was created; set a better one and run init again.")
+        refusal = self._refusal(opts["admin"], given, opts["setup_page"])
+        if refusal:
+            if bootstrap.prepared_here():   # not under call_command in a test: nothing to take back
+                connections.close_all()
+                HUEY.storage.close()
+                bootstrap.take_back()
+            raise BadInput(f"{refusal} Nothing was kept (what this run made is removed again); "
+                           "fix it and run init again.")
 
         executor = MigrationExecutor(connection)
         pending = executor.migration_plan(executor.loader.graph.leaf_nodes())
@@ -90,11 +97,34 @@ class Command(Verb):
                 self.stdout.write(f"demo library: imported {report.imported} item(s) into source 'demo'")
 
     @staticmethod
-    def _admin_exists_before_migrating(users):
-        """Whether a superuser exists, asked before migrating (a new database has no user table)."""
-        if users._meta.db_table not in connection.introspection.table_names():
-            return False
-        return first_admin.admin_exists()
+    def _refusal(name, password, setup_page):
+        """Why init refuses to make the admin `name` with `password` (None: generated, or a
+        setup code): one line, or "" when it will not refuse (an admin exists already, or
+        none is to be made). Reads the database only when its file exists, so that a refusal
+        creates none."""
+        database = connection.settings_dict["NAME"]
+        exists = connection.is_in_memory_db() or Path(database).exists()
+        tables = connection.introspection.table_names() if exists else []
+        users = get_user_model()
+        if users._meta.db_table in tables and first_admin.admin_exists():
+            return ""
+        if password is None and setup_page:
+            return ""
+        if users._meta.db_table in tables:
+            problems = first_admin.username_problems(name)
+        else:   # a new library: nobody has the name yet, only the field's rules apply
+            try:
+                users._meta.get_field(users.USERNAME_FIELD).clean(name, None)
+                problems = []
+            except ValidationError as exc:
+                problems = list(exc.messages)
+        if problems:
+            return f"--admin {name!r} is refused: {' '.join(problems)}"
+        if password is not None:
+            problems = first_admin.password_problems(password, name)
+            if problems:
+                return f"JEZERO_ADMIN_PASSWORD is refused: {' '.join(problems)}"
+        return ""
 
     @staticmethod
     def _setup_url():

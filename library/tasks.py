@@ -61,10 +61,13 @@ def run_job(job_id):
 @db_periodic_task(crontab(minute="*/5"))
 @lock_task("reap-jobs")
 def reap_jobs():
-    """Every 5 minutes: end the browser jobs whose worker died while running them."""
+    """Every 5 minutes: end the browser jobs whose worker died while running them, and the run
+    reports of connector runs whose process died (`pipeline.reap_runs`)."""
     from library import jobs
+    from library.ingest import pipeline
 
     jobs.reap()
+    pipeline.reap_runs()
 
 
 @db_periodic_task(crontab(hour="3", minute="41"))

@@ -12,6 +12,8 @@ Guarantees:
   `max_calls_per_run` and `daily_token_budget` stop the run from calling the model, leaving
   the remaining units for later.
 - One run per connector at a time, across processes (a file lock in the data folder).
+- A run that dies half-way has its report marked failed ("interrupted") by `reap_runs` or by
+  the connector's next run: a report still "running" whose lock is free is of a dead run.
 """
 
 import fcntl
@@ -131,6 +133,46 @@ def connector_lock(name):
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+# The error a run report gets when its run died half-way (`reap_runs`).
+INTERRUPTED = ("interrupted: the run stopped before it finished (its process ended: killed, crashed or the "
+               "machine restarted); what it stored stays, the rest is read again at the next run")
+
+
+def _end_interrupted(name, now):
+    """Mark failed the run reports of connector `name` still "running". Only with the
+    connector's lock held: then no run of it is alive, so any such report is of a run that
+    died (a live run holds the lock from before its report is written until after it is
+    saved finished). Returns how many it ended."""
+    ended = 0
+    for row in RunReport.objects.filter(connector=name, outcome="running"):
+        row.outcome, row.finished_at = "failed", now
+        row.errors = [*row.errors, {"unit": "", "error": INTERRUPTED}]
+        row.save(update_fields=["outcome", "finished_at", "errors"])
+        ended += 1
+    if ended:
+        logger.warning("interrupted runs marked failed connector=%s count=%d", name, ended)
+    return ended
+
+
+def reap_runs(now=None):
+    """Mark failed, with an error that says it was interrupted, every run report still
+    "running" whose connector lock is free: its run's process died (kill -9, a crash, a
+    restart) before it could say how it ended. A report whose lock is held — its run is
+    alive — is left alone. Returns how many it ended; idempotent. Runs every 5 minutes with
+    the job reaper (library.tasks.reap_jobs); a connector's next run does the same at its
+    start."""
+    now = now or timezone.now()
+    ended = 0
+    names = RunReport.objects.filter(outcome="running").order_by().values_list("connector", flat=True).distinct()
+    for name in list(names):
+        try:
+            with connector_lock(name):
+                ended += _end_interrupted(name, now)
+        except RunRefused:
+            continue   # a live run holds it
+    return ended
 
 
 def tokens_used_today(now):
@@ -484,6 +526,7 @@ def _run(config, *, dry_run, sample, limit, now, summarizer, summarizing, progre
     now = now or timezone.now()
     report = Report(connector=name, started_at=now, dry_run=dry_run, sample=sample)
     with connector_lock(name):
+        _end_interrupted(name, now)   # holding the lock: a report still "running" is of a dead run
         row = RunReport.objects.create(connector=name, started_at=now, dry_run=dry_run, sample=sample)
         outcome = "failed"
         try:

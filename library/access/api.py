@@ -20,7 +20,7 @@ from django.http import Http404, HttpRequest
 from django.urls import re_path
 from ninja import Field, NinjaAPI, P, Path, Query, Router, Schema, Status, Swagger
 from ninja.errors import AuthenticationError, HttpError, ValidationError
-from ninja.openapi.views import openapi_view
+from ninja.openapi.views import openapi_json, openapi_view
 from ninja.security import HttpBearer, SessionAuth
 from pydantic import BaseModel
 
@@ -110,9 +110,12 @@ def _json_refusals(view):
 
 
 def _readers_only(view):
-    """The OpenAPI document and the docs page answer who may call the API: a logged-in person
-    or a valid client token (any scope: an upload-only device generates its client from the
-    document too). Anyone else gets 401, or the login page when it is the docs page."""
+    """The docs page answers who may call the API: a logged-in person or a valid client token;
+    anyone else gets the login page (or 401 for a wrong token). The OpenAPI document itself
+    answers anyone (SPEC §10: it holds no data), so that a tool generates a client from the
+    live URL before it has a token."""
+    if getattr(view, "func", None) is openapi_json:
+        return view
 
     @wraps(view)
     def wrapped(request, *args, **kwargs):
@@ -266,11 +269,15 @@ Project = Query[str | None, P(min_length=1, max_length=200, description=(
     "Only items of this project: its exact slug, as items show it in `project` (e.g. `shop-site`)."))]
 Source = Query[str | None, P(min_length=1, max_length=200, description=(
     "Only items of this source: its exact name, as items show it in `source` (e.g. `agent-claude-laptop`)."))]
-Since = Query[str | None, P(pattern=ISO_DATE_PATTERN, example="2026-11-01", description=(
+# No `example=`: Swagger UI's Try-it-out fills a parameter in from its example, and a search
+# tried there would then be limited to that month without the person having asked.
+Since = Query[str | None, P(pattern=ISO_DATE_PATTERN, description=(
     "Only items at or after this ISO 8601 date or date-time (UTC unless it has an offset), e.g. `2026-11-01` "
-    "or `2026-11-01T09:30:00Z`. A date that matches the pattern but does not exist is a 400."))]
-Until = Query[str | None, P(pattern=ISO_DATE_PATTERN, example="2026-12-01", description=(
-    "Only items before this ISO 8601 date or date-time (exclusive; UTC unless it has an offset)."))]
+    "or `2026-11-01T09:30:00Z`. A date that matches the pattern but does not exist, or is out of range (before "
+    "1900, from 2200), is a 400."))]
+Until = Query[str | None, P(pattern=ISO_DATE_PATTERN, description=(
+    "Only items before this ISO 8601 date or date-time (exclusive; UTC unless it has an offset), e.g. "
+    "`2026-12-01`. A date out of range (before 1900, from 2200) is a 400."))]
 ItemId = Path[int, P(ge=1, description="An item's id, from a search, timeline or later result.")]
 
 
@@ -322,8 +329,10 @@ UPLOAD_DOC = {
             "The session's transcript file as the agent wrote it: JSON Lines, one JSON object a line (Claude "
             "Code's or Codex's session `.jsonl`), sent as it is or gzip-compressed with `Content-Encoding: gzip`. "
             f"At most {settings.JEZERO_MAX_UPLOAD_BYTES:,} bytes after decompression (`JEZERO_MAX_UPLOAD_MB`). "
-            "The body is read as bytes whatever its Content-Type says."),
-        "content": {"application/x-ndjson": {"schema": {"type": "string", "format": "binary"}}},
+            "The body is read as bytes whatever its Content-Type says (`application/octet-stream` or "
+            "`application/x-ndjson`: a generated client sends the first)."),
+        "content": {kind: {"schema": {"type": "string", "format": "binary"}}
+                    for kind in ("application/octet-stream", "application/x-ndjson")},
     },
     "parameters": [{
         "in": "header", "name": "Content-Encoding", "required": False,

@@ -12,8 +12,9 @@ gives the format only what is safe to write, each text escaped:
   a backslash as `\\\\` and a double quote as `\\"`: one request is one line, and a quoted
   field ends where it seems to.
 
-`jezero serve` starts gunicorn with `--logger-class jezero_site.accesslog.AccessLogger` and
-`ACCESS_LOG_FORMAT`."""
+`jezero serve` starts gunicorn with `--logger-class jezero_site.accesslog.AccessLogger`, which
+writes every access line in `ACCESS_LOG_FORMAT` (gunicorn's `--access-logformat` is not read:
+one format, the safe one)."""
 
 from gunicorn import glogging
 
@@ -53,6 +54,10 @@ class AccessLogger(glogging.Logger):
     """gunicorn's logger with an access line that is safe to write (module docstring)."""
 
     atoms_wrapper_class = EscapedAtoms
+
+    def access(self, resp, req, environ, request_time):
+        if self.access_log_enabled:
+            self.access_log.info(ACCESS_LOG_FORMAT, EscapedAtoms(self.atoms(resp, req, environ, request_time)))
 
     def _get_user(self, environ):
         return None   # never decode an Authorization header, not even to drop what it says

@@ -28,6 +28,20 @@ def test_every_control_character_backslash_and_quote_is_escaped():
     assert escape("/api/v1/items/ünïcode €") == "/api/v1/items/ünïcode €"   # printable text stays as it is
 
 
+def test_the_line_is_written_in_the_one_safe_format_whatever_gunicorn_is_told(capsys):
+    """`--access-logformat` asking for the user name, query and referrer changes nothing."""
+    config = Config()
+    config.set("accesslog", "-")
+    config.set("access_log_format", "%(u)s %(q)s %(f)s %(r)s")
+    logger = AccessLogger(config)
+    environ = {"REQUEST_METHOD": "GET", "RAW_URI": "/p?token=t0ken", "PATH_INFO": "/p", "QUERY_STRING": "token=t0ken",
+               "SERVER_PROTOCOL": "HTTP/1.1", "REMOTE_ADDR": "127.0.0.1", "HTTP_REFERER": "https://elsewhere.example/"}
+    response = SimpleNamespace(status="200 OK", sent=5, headers=[])
+    logger.access(response, SimpleNamespace(headers=[]), environ, timedelta(milliseconds=3))
+    [line] = capsys.readouterr().out.splitlines()   # --access-logfile - : stdout
+    assert line.endswith('"GET /p HTTP/1.1" 200 5 "-" 3ms') and "t0ken" not in line and "elsewhere" not in line
+
+
 def test_a_format_asking_for_secrets_gets_dashes():
     """The user name of a Basic header, the query string, the raw request line (which holds
     the query), the referrer, request and response headers and environment atoms are "-",

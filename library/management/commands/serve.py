@@ -7,7 +7,6 @@ from django.conf import settings
 from django.core.management.base import CommandError
 from gunicorn.util import parse_address
 
-from jezero_site.accesslog import ACCESS_LOG_FORMAT
 from library.cli import Verb
 
 
@@ -21,7 +20,7 @@ def gunicorn_argv(bind, workers):
     return [sys.executable, "-m", "gunicorn", "jezero_site.asgi:application",
             "--worker-class", "jezero_site.worker.Worker", "--bind", bind, "--workers", str(workers),
             "--no-control-socket", "--access-logfile", "-", "--logger-class", "jezero_site.accesslog.AccessLogger",
-            "--access-logformat", ACCESS_LOG_FORMAT, "--graceful-timeout", "20", "--reuse-port"]
+            "--graceful-timeout", "20", "--reuse-port"]
 
 
 def in_use(bind):

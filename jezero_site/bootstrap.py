@@ -62,11 +62,6 @@ def _missing_folders(folder):
     return missing[::-1]
 
 
-def prepared_here():
-    """Whether `prepare_data_folder` ran in this process (so `take_back` has something to do)."""
-    return _made is not None
-
-
 def take_back():
     """Remove what this process added to the data folder since `prepare_data_folder` ran (the
     folders and files it made, and any new entry of the data folder, such as the databases

@@ -39,6 +39,12 @@ def main(argv=None, prog="jezero"):
             bootstrap.take_back()
         return 1
 
+    if initializing:
+        from library.management.commands.init import Command as Init
+        from library.management.commands.init import refused
+
+        refused.connect(lambda **_: bootstrap.take_back(), sender=Init, weak=False)
+
     from django.core.management import ManagementUtility, get_commands
 
     if argv and not argv[0].startswith("-"):

@@ -8,9 +8,9 @@ from django.core.exceptions import ValidationError
 from django.core.management import call_command
 from django.db import connection, connections
 from django.db.migrations.executor import MigrationExecutor
+from django.dispatch import Signal
 from huey.contrib.djhuey import HUEY
 
-from jezero_site import bootstrap
 from library import records, store
 from library.access import first_admin
 from library.cli import Verb
@@ -18,6 +18,11 @@ from library.errors import BadInput
 from library.models import Item
 
 DEMO = Path(__file__).resolve().parents[2] / "demo" / "demo.jsonl"
+
+# Sent when init refuses, its database connections closed: the `jezero` entry point then
+# removes what this run made before Django started, and the databases since (jezero_site.cli,
+# bootstrap.take_back), so that a refused init leaves nothing behind.
+refused = Signal()
 
 
 class Command(Verb):
@@ -37,17 +42,17 @@ class Command(Verb):
     def handle(self, *args, **opts):
         """0. check what can refuse — the admin's name and JEZERO_ADMIN_PASSWORD, when an admin
         is to be made — before anything is written; a refusal removes what this run made
-        (the data folder, config, secret key and databases it created: bootstrap.take_back)
+        (the data folder, config, secret key and databases it created: the `refused` signal)
         1. migrations  2. the search postings of a large library that has none (an upgrade)
         3. static files  4. admin user, or a setup code  5. demo library (each skipped when
         done)."""
         given = settings.JEZERO_ADMIN_PASSWORD
         refusal = self._refusal(opts["admin"], given, opts["setup_page"])
         if refusal:
-            if bootstrap.prepared_here():   # not under call_command in a test: nothing to take back
+            if refused.has_listeners(Command):   # `jezero init`; not call_command in a test
                 connections.close_all()
                 HUEY.storage.close()
-                bootstrap.take_back()
+                refused.send(Command)
             raise BadInput(f"{refusal} Nothing was kept (what this run made is removed again); "
                            "fix it and run init again.")
 

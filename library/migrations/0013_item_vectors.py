@@ -1,20 +1,22 @@
-"""Creates the item vectors of the search by meaning (issue 16; owned by library.meaning) and
-makes one for every item already stored, printing progress."""
+"""Creates the item vectors of the search by meaning (issue 16) and makes them for every item
+already stored, printing progress. Frozen: the tables in SQL and the embedding of the frozen
+`_v1_vectors` (the packaged wordllama model); this migration does not run today's
+`library.meaning`."""
 
 from django.db import migrations
 
-from library.migrations._indexes import rebuild_with_progress
+from library.migrations import _v1_vectors
 
 
 def create(apps, schema_editor):
-    rebuild_with_progress(schema_editor, only="meaning")
+    with schema_editor.connection.cursor() as cursor:
+        _v1_vectors.create(cursor)
+        _v1_vectors.fill(cursor)
 
 
 def drop(apps, schema_editor):
-    from library import meaning
-
     with schema_editor.connection.cursor() as cursor:
-        meaning.drop(cursor)
+        _v1_vectors.drop(cursor)
 
 
 class Migration(migrations.Migration):

@@ -8,7 +8,6 @@ from datetime import UTC, date, datetime, time
 
 from library.errors import BadInput
 
-
 # The dates any caller may give (a filter, an imported record's time): wide enough for any
 # real record, narrow enough that no offset or arithmetic on them can leave datetime's range.
 EARLIEST = datetime(1900, 1, 1, tzinfo=UTC)

@@ -138,3 +138,9 @@ def test_no_credential_query_string_or_referrer_reaches_the_log(tmp_path):
     for secret in (basic_user, basic_password, basic, token, token.split("_")[-1], query_secret, "elsewhere.example",
                    "private-path"):
         assert secret not in everything, secret
+
+
+def test_the_server_log_names_the_address_it_listens_on(tmp_path):
+    with served(tmp_path) as (url, _token, _access_log, error_log):
+        said = error_log.read_text()
+    assert f"Listening at: {url} (" in said, said

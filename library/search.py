@@ -81,6 +81,7 @@ class SearchResult:
     original_match: str | None = None  # the original-text index's (None in records-only mode)
     records_only: bool = False
     newest: bool = False               # every term was common: the newest matches, by date
+    waiting: str | None = None         # nothing found, but uploads are on their way (`waiting`)
 
     @property
     def hint(self):
@@ -94,6 +95,8 @@ class SearchResult:
                         "use distinctive words or a \"quoted phrase\"")
             return ("nothing to search for: the query holds only common words (the, why, how …); use two to five "
                     "distinctive words — names, identifiers, errors, file names")
+        if not self.hits and self.waiting:
+            return self.waiting
         return None
 
     def as_dict(self):
@@ -230,7 +233,8 @@ def search(query, *, allowed_sources, project=None, source=None, since=None, lim
         ids = [hit.id for hit in hits]
         record_snippets = _record_snippets(match, ids) if ids else {}
         hits = [replace(hit, matched_in=(ranking.RECORD,), snippet=record_snippets.get(hit.id, "")) for hit in hits]
-        return SearchResult(query=query, match=match, hits=hits, records_only=True)
+        return SearchResult(query=query, match=match, hits=hits, records_only=True,
+                            waiting=None if hits or offset else waiting(allowed_sources))
     depth = max(min(offset + limit, candidate_pool()), 0)
     ranked = ranking.rank(query, filters, depth=depth, now=now, exhaustive=exhaustive)
     page = ranked.rows[offset:offset + limit]
@@ -238,7 +242,15 @@ def search(query, *, allowed_sources, project=None, source=None, since=None, lim
     hits = [replace(_hit(rows[row.id], row.score), matched_in=row.matched_in) for row in page if row.id in rows]
     return SearchResult(query=query, match=ranked.record.shown if ranked.record else None,
                         original_match=ranked.original.shown if ranked.original else None, newest=ranked.newest,
-                        hits=_explained(hits, query, match))
+                        hits=_explained(hits, query, match), waiting=None if hits or offset else waiting(allowed_sources))
+
+
+def waiting(allowed_sources):
+    """Why a read of these sources finds nothing yet although sessions were uploaded to them
+    (`library.ingest.scheduling.waiting`): one sentence, or None."""
+    from library.ingest import scheduling
+
+    return scheduling.waiting(allowed_sources)
 
 
 def _rows(ids):

@@ -314,9 +314,10 @@ def later(request, item_id: ItemId,
 def timeline(request, project: Project = None, source: Source = None, since: Since = None, until: Until = None,
              limit: _limit(search.TIMELINE_DEFAULT_LIMIT, "items") = None):
     """Items newest first."""
-    hits = search.timeline(allowed_sources=caller(request).sources, project=project, source=source, since=since,
-                           until=until, limit=limit)
-    return {"results": [hit.as_dict() for hit in hits]}
+    sources = caller(request).sources
+    hits = search.timeline(allowed_sources=sources, project=project, source=source, since=since, until=until,
+                           limit=limit)
+    return {"results": [hit.as_dict() for hit in hits], "hint": None if hits else search.waiting(sources)}
 
 
 # --- the device routes' declared input (their handlers are the upload and hooks code's) ------

@@ -171,8 +171,8 @@ def timeline(ctx: Context, project: Project = None, source: Source = None, since
     sources = _sources(ctx)
     hits = _guard(lambda: lib.timeline(allowed_sources=sources, project=project, source=source, since=since,
                                        until=until, limit=limit))
-    out = TimelineOut(results=[hit.as_dict() for hit in hits])
-    return _answer(out, _rows_text(out.results, empty="No items."))
+    out = TimelineOut(results=[hit.as_dict() for hit in hits], hint=None if hits else lib.waiting(sources))
+    return _answer(out, _rows_text(out.results, empty=f"No items. {out.hint}" if out.hint else "No items."))
 
 
 @server.tool(annotations=READ_ONLY)

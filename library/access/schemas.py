@@ -78,6 +78,8 @@ class LaterOut(BaseModel):
 
 class TimelineOut(BaseModel):
     results: list[ItemRow]
+    hint: str | None = Field(None, description="When there are no results although sessions were uploaded: why, and "
+                                               "when they become readable.")
 
 
 class InjectionOut(BaseModel):

@@ -6,7 +6,8 @@ worker is alive; `/health` reports the heartbeat's age.
 """
 
 import logging
-from datetime import timedelta
+from collections import Counter
+from datetime import UTC, datetime, timedelta
 
 from django.utils import timezone
 
@@ -55,9 +56,59 @@ def beat(now=None):
 
 def heartbeat_age(now=None):
     """Seconds since the worker's last heartbeat, or None when it never beat."""
-    from datetime import datetime
-
     row = StoreState.objects.filter(key=HEARTBEAT_KEY).first()
     if row is None:
         return None
     return ((now or timezone.now()) - datetime.fromisoformat(row.value)).total_seconds()
+
+
+WORKER_TICK = timedelta(minutes=5)   # run_due_connectors' crontab
+WORKER_STALE = 180                   # seconds without a heartbeat: the worker is not running
+
+
+def next_run(config, now=None):
+    """When the worker runs this connector next (its interval after the last run started, on
+    the worker's next 5-minute check), or None when it is disabled."""
+    now = now or timezone.now()
+    if not config["enabled"]:
+        return None
+    last = RunReport.objects.filter(connector=config["name"], dry_run=False, sample=None).first()
+    due = now if last is None else max(now, last.started_at + timedelta(minutes=config["interval_minutes"]))
+    tick = WORKER_TICK.total_seconds()
+    return datetime.fromtimestamp(-(-due.timestamp() // tick) * tick, tz=UTC)
+
+
+def waiting(allowed_sources, now=None):
+    """Why a read finds nothing although something is on its way (one sentence, or None): the
+    sessions devices uploaded to the caller's sources that are not items yet, and when their
+    connector runs next — or that no worker is running to run it."""
+    from library.filters import is_visible
+    from library.models import InboxSession, UnitCursor
+
+    now = now or timezone.now()
+    rows = [row for row in InboxSession.objects.exclude(entries=[]).values_list("source", "session_id", "version")
+            if is_visible(row[0], allowed_sources)]
+    if not rows:
+        return None
+    done = set(UnitCursor.objects.filter(connector__in={source for source, *_ in rows})
+               .values_list("connector", "unit_id", "fingerprint"))
+    pending = Counter(source for source, session, version in rows if (source, session, str(version)) not in done)
+    if not pending:
+        return None
+    age = heartbeat_age(now)
+    parts = []
+    for source, count in sorted(pending.items()):
+        config = configured.find(source)
+        sessions = f"{count} uploaded session{'s' if count > 1 else ''} of {source}"
+        when = next_run(config, now) if config else None
+        if config is None:
+            parts.append(f"{sessions} wait for an upload connector named {source} (`jezero connector add upload "
+                         f"{source}`)")
+        elif when is None:
+            parts.append(f"{sessions} wait: its connector is disabled")
+        elif age is None or age > WORKER_STALE:
+            parts.append(f"{sessions} wait for a run: no worker is running (`jezero worker`, or `jezero run "
+                         f"--connector {source}` now)")
+        else:
+            parts.append(f"{sessions} become searchable at its next run, about {when:%H:%M} UTC")
+    return "nothing searchable yet from what is on its way: " + "; ".join(parts)

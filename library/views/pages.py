@@ -39,22 +39,24 @@ def search(request):
     offset = (page - 1) * PAGE_SIZE
     records_only = request.GET.get("records_only") == "1"
     globs = allowed_sources(request.user)
-    hits, match, original_match, error, hint = [], None, None, None, None
+    hits, match, original_match, error, hint, waiting = [], None, None, None, None, None
     try:
         if query:
             result = lib.search(query, allowed_sources=globs, limit=PAGE_SIZE, offset=offset,
                                 records_only=records_only, **filters)
             hits, match, original_match = result.hits, result.match, result.original_match
             hint = result.hint if result.newest else None
+            waiting = result.waiting
         else:
             hits = lib.timeline(allowed_sources=globs, limit=PAGE_SIZE, offset=offset, **filters)
+            waiting = None if hits or offset else lib.waiting(globs)
     except BadInput as exc:
         error = str(exc)
     pool = lib.candidate_pool()   # a search ranks this many results at most
     more = len(hits) == PAGE_SIZE and (not query or offset + PAGE_SIZE < pool)
     return render(request, "library/search.html", {
         "query": query, "filters": filters, "hits": hits, "match": match, "original_match": original_match,
-        "records_only": records_only, "error": error, "newest_hint": hint,
+        "records_only": records_only, "error": error, "newest_hint": hint, "waiting": waiting,
         "page": page, "more": more, "sources": source_names(globs),
         "project_names": [p["project"] for p in lib.projects(allowed_sources=globs)],
         "short_query": bool(query) and match is None and original_match is None and not error,
@@ -90,7 +92,7 @@ def timeline(request):
         hits = []
     return render(request, "library/timeline.html", {
         "hits": hits, "filters": filters, "until": until, "page": page, "more": len(hits) == PAGE_SIZE,
-        "sources": source_names(globs),
+        "sources": source_names(globs), "waiting": None if hits else lib.waiting(globs),
     })
 
 

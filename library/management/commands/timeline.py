@@ -15,8 +15,13 @@ class Command(Verb):
     def handle(self, *args, **opts):
         hits = search.timeline(allowed_sources=search.ALL_SOURCES, project=opts["project"], source=opts["source"],
                                since=opts["since"], until=opts["until"], limit=opts["limit"])
+        hint = None if hits else search.waiting(search.ALL_SOURCES)
         if opts["json"]:
-            self.emit_json({"results": [hit.as_dict() for hit in hits]})
+            self.emit_json({"results": [hit.as_dict() for hit in hits], "hint": hint})
+        elif not hits:
+            self.stdout.write(hint or "no items" + (" match these filters" if any(
+                opts[name] for name in ("project", "source", "since", "until")) else " yet: `jezero run` reads the "
+                "configured connectors, `jezero connector list` shows them"))
         else:
             for hit in hits:
                 self.stdout.write(hit_line(hit))

@@ -111,7 +111,9 @@ CONNECTOR_COMMON = (
     Key("type", "enum", None, "what it reads", choices=CONNECTOR_TYPES, required=True),
     Key("trust", "enum", None, "own, or external for third-party text (default: by type)", choices=("own", "external")),
     Key("interval_minutes", "int", 15, "run every this many minutes", minimum=1, maximum=10_080),
-    Key("settle_minutes", "int", 30, "leave units younger than this for a later run", minimum=0, maximum=10_080),
+    Key("settle_minutes", "int", None, "leave units younger than this for a later run (default 30; 0 for upload: "
+        "a device sends a session once a turn or at its end, and it is read as soon as it arrives)",
+        minimum=0, maximum=10_080),
     Key("min_chars", "int", None, "skip units with fewer characters (default 400 for agent sessions, else 0)",
         minimum=0, maximum=10_000_000),
     Key("user_prompt_markers", "list[str]", [], "a user block containing one of these is dropped"),
@@ -168,6 +170,10 @@ def default_trust(connector_type):
 
 def default_min_chars(connector_type):
     return 400 if connector_type in AGENT_TYPES else 0
+
+
+def default_settle_minutes(connector_type):
+    return 0 if connector_type == "upload" else 30
 
 
 # --- validation ------------------------------------------------------------------------
@@ -314,6 +320,8 @@ def check_connector(given, where="connector"):
         out["trust"] = default_trust(ctype)
     if out["min_chars"] is None:
         out["min_chars"] = default_min_chars(ctype)
+    if out["settle_minutes"] is None:
+        out["settle_minutes"] = default_settle_minutes(ctype)
     return out, {}
 
 

@@ -79,3 +79,23 @@ def daily_backup():
     target = backup.daily()
     if target:
         logger.info("daily backup path=%s", target)
+
+
+UPLOAD_RETRY_SECONDS = 30
+
+
+@db_task()
+def ingest_uploads(source):
+    """Read the sessions just uploaded to `source` (its upload connector's run), so that a
+    device's session is searchable within seconds of its upload rather than at the next
+    scheduled run. A run of it already going may have listed its units before this upload
+    arrived: try again shortly."""
+    from library.ingest import pipeline
+
+    try:
+        pipeline.run(source)
+    except pipeline.RunRefused as exc:
+        if "already running" in str(exc):
+            ingest_uploads.schedule((source,), delay=UPLOAD_RETRY_SECONDS)
+        else:
+            logger.info("upload run refused connector=%s reason=%s", source, exc)

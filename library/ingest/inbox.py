@@ -196,7 +196,21 @@ def receive(caller, agent, session_id, chunks, *, gzipped=False, cwd=None, git_r
         row.version += 1
         row.uploaded_by, row.received_at, row.size = caller.name, timezone.now(), size
         row.save()
+        transaction.on_commit(lambda: _read_soon(source))
     return Receipt(row, stored=True, written=True)
+
+
+READ_DELAY_SECONDS = 2   # a burst of uploads (a turn's, then the session's end) makes one run, not several
+
+
+def _read_soon(source):
+    """Have the worker read this source's new uploads in a moment (library.tasks.ingest_uploads),
+    when an enabled upload connector of that name is there to read them."""
+    from library import tasks
+
+    config = configured.find(source)
+    if config is not None and config["type"] == "upload" and config["enabled"]:
+        tasks.ingest_uploads.schedule((source,), delay=READ_DELAY_SECONDS)
 
 
 def _held(source, session_id, agent):

@@ -252,17 +252,23 @@ def test_uploads_become_items_through_the_upload_connector(settings, uploader):
     assert pipeline.run("uploads-laptop").units_changed == 1
 
 
-def test_an_ended_upload_does_not_wait_to_settle_and_a_running_one_does(uploader):
-    """The upload connector made for the client keeps the default 30 settle minutes: a session
-    still running (the Stop hook's upload) waits for a later run; once the agent said it ended
-    (SessionEnd), the next run makes it an item."""
+def test_an_upload_is_read_at_once_unless_its_connector_settles_running_sessions(uploader):
+    """The upload connector made for the client reads a session as soon as it arrives
+    (settle_minutes 0 for uploads: a device sends once a turn at most, and Codex never says a
+    session ended); a connector given settle_minutes leaves a running session (the Stop hook's
+    upload) for a later run, and reads it once the agent said it ended (SessionEnd)."""
     from library.ingest import configured, pipeline
     from library.models import Item
 
-    assert configured.find("uploads-laptop")["settle_minutes"] == 30
+    assert configured.find("uploads-laptop")["settle_minutes"] == 0
     upload(uploader, transcript(), ended="false")
+    assert pipeline.run("uploads-laptop").units_stored == 1
+    Item.objects.all().delete()
+
+    configured.edit("uploads-laptop", {"settle_minutes": 30})
+    upload(uploader, transcript() + b"\n", ended="false")
     assert pipeline.run("uploads-laptop").units_settling == 1 and not Item.objects.exists()
-    upload(uploader, transcript(), ended="true")       # the same transcript, now final
+    upload(uploader, transcript() + b"\n", ended="true")       # the same transcript, now final
     report = pipeline.run("uploads-laptop")
     assert report.units_stored == 1 and Item.objects.filter(source="uploads-laptop").exists()
 

@@ -71,3 +71,25 @@ def test_an_empty_library_says_how_to_fill_it_on_the_cli():
     out = io.StringIO()
     call_command("timeline", json=True, stdout=out)
     assert json.loads(out.getvalue()) == {"results": [], "hint": None}
+
+
+def test_an_upload_is_read_by_the_worker_within_seconds_not_at_the_next_scheduled_run(
+        settings, django_capture_on_commit_callbacks):
+    from huey.contrib.djhuey import HUEY
+
+    from library import tasks
+    from library.models import Item
+
+    configure(settings, {"name": "uploads-laptop", "type": "upload"})   # settle_minutes: 0 by default for uploads
+    assert settings.JEZERO["connectors"][0]["settle_minutes"] == 0
+    token = token_for("laptop", sources="*", scopes="read,upload", upload_source="uploads-laptop")
+    HUEY.storage.flush_schedule()
+    with django_capture_on_commit_callbacks(execute=True):
+        assert upload(token, transcript()).status_code == 201   # not ended: a session still running (Codex's always)
+
+    scheduled = [task for task in HUEY.scheduled() if task.name.endswith("ingest_uploads")]
+    assert [task.args for task in scheduled] == [("uploads-laptop",)]
+    assert (scheduled[0].eta - datetime.now(UTC).replace(tzinfo=None)).total_seconds() < 5
+    tasks.ingest_uploads.call_local("uploads-laptop")   # what the worker does two seconds later
+    assert Item.objects.filter(source="uploads-laptop").exists()
+    assert get("/api/v1/timeline", token).json()["hint"] is None

@@ -8,8 +8,9 @@
 - everything else goes to Django.
 
 Before either reads a byte of a request's body, the router checks what the request line and
-headers say (`_gate`): a path and query over 4,094 bytes is a 414, an upload without a valid
-token with the upload scope a 401/403, a declared length over the route's limit a 413 — all in
+headers say (`_gate`): a path and query over 4,094 bytes is a 414; an upload or an MCP call
+without a valid token with its scope a 401/403, any other API call with a body and neither a
+valid token nor a session cookie a 401; a declared length over the route's limit a 413 — all in
 the API's one error shape — so a large body from someone unknown is never read, let alone
 written to a temporary file. A streamed (chunked) body is counted as it arrives and cut off at
 the limit with a 413 (`_guarded`). The limits: the upload route takes JEZERO_MAX_UPLOAD_MB;
@@ -193,6 +194,13 @@ def _declared_length(scope):
     return int(value) if value.isdigit() else -1
 
 
+def _signed_in_maybe(scope):
+    """Whether the request carries a session cookie and no Authorization header (a browser
+    that may be signed in: Django checks the session; the body is small enough to read)."""
+    cookie = _header(scope, b"cookie") or ""
+    return _header(scope, b"authorization") is None and f"{settings.SESSION_COOKIE_NAME}=" in cookie
+
+
 def _has_body(scope):
     declared = _declared_length(scope)
     return bool(declared) or "chunked" in (_header(scope, b"transfer-encoding") or "").lower()
@@ -200,8 +208,9 @@ def _has_body(scope):
 
 async def _gate(scope, send):
     """The refusal a request gets before its body is read, or None to go on: a request line too
-    long (414), an upload without a valid token with the upload scope (401/403: the API's own
-    answers, given before the body), a declared length over the route's limit (413)."""
+    long (414), an upload or MCP call without a valid token with its scope, or an API call with
+    neither a valid token nor a session cookie (401/403: the API's own answers, given before the
+    body), a declared length over the route's limit (413)."""
     path = scope.get("path", "")
     if len(scope.get("raw_path") or path.encode()) + len(scope.get("query_string", b"")) > TARGET_LIMIT:
         return await _refuse(send, 414, f"the request's path and query are longer than {TARGET_LIMIT:,} bytes")
@@ -217,6 +226,11 @@ async def _gate(scope, send):
             return await _refuse(send, 401, "missing or invalid token")
         if not caller.can(needs):
             return await _refuse(send, 403, f"this token lacks the {needs} scope")
+    elif path.startswith("/api/") and not _signed_in_maybe(scope):
+        # The other API routes with a body (the hooks) take a client token or a browser's
+        # session: a wrong token, or neither, is refused before the body is read.
+        if await _client(scope) is None:
+            return await _refuse(send, 401, "missing or invalid token")
     limit = _body_limit(path)
     if declared is not None and declared > limit:
         return await _refuse(send, 413, f"the body is larger than {limit:,} bytes")

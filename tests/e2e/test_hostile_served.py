@@ -151,14 +151,15 @@ def spooled(spool):
     ("/api/v1/sessions?agent=claude_code&session_id=s1", "POST", None, 401),
     ("/api/v1/sessions?agent=claude_code&session_id=s1", "POST", "reader", 403),
     ("/api/v1/sessions?agent=claude_code&session_id=s1", "POST", "uploader", 413),
-    ("/api/v1/hooks/first-prompt", "POST", None, 413),
+    ("/api/v1/hooks/first-prompt", "POST", None, 401),
+    ("/api/v1/hooks/session-start", "POST", "wrong", 401),
     ("/api/v1/hooks/first-prompt", "POST", "reader", 413),
     ("/login/", "POST", None, 413),
     ("/no/such/page", "POST", None, 413),
     ("/mcp", "POST", None, 401),
 ])
 def test_a_huge_declared_body_is_refused_at_once_and_nothing_is_spooled(served, path, method, token, expected):
-    auth = [f"Authorization: Bearer {served[token]}"] if token else []
+    auth = [f"Authorization: Bearer {served.get(token, 'jz_000000000000_wrong')}"] if token else []
     status, content, elapsed = raw(served["url"], [f"{method} {path} HTTP/1.1", "Host: 127.0.0.1",
                                                    "Content-Length: 1000000000", "Content-Type: application/json",
                                                    *auth], body=b"x" * 65536)

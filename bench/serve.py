@@ -876,7 +876,7 @@ def render(r, info, command):
         f"- Library: {r['size']:,} items made by bench/search.py's generator (same seed), after `store.optimize()`, "
         f"{r['db_mb']:,.0f} MB on disk, in bench/work/serve-{r['size']}/ (default config: candidate pool 200, limit 10)",
         f"- Server: `{r['server_command']}` ({r.get('server_processes', '?')} worker processes, gunicorn "
-        f"`--worker-class asgi`, keep-alive 2 s, access log to a file), "
+        f"`--worker-class jezero_site.worker.Worker`: its ASGI worker with JSON errors, keep-alive 2 s, access log to a file), "
         "loopback only, HOME an empty folder, `JEZERO_API_RATE_PER_MINUTE=0` (the per-client rate limit off: it "
         "would answer 429 to a load test). Client token: `jezero client add … --sources '*' --scopes read`"
         + (f"; scoped token: `jezero client add …-scoped --sources {scoped} --scopes read` (every search it makes "

@@ -61,3 +61,10 @@ class AccessLogger(glogging.Logger):
 
     def _get_user(self, environ):
         return None   # never decode an Authorization header, not even to drop what it says
+
+    def info(self, msg, *args, **kwargs):
+        # With --reuse-port each worker binds its own socket, so gunicorn's arbiter has no
+        # listener of its own to name and logs "Listening at:  (pid)": name the address.
+        if msg == "Listening at: %s (%s)" and args and not args[0]:
+            args = (", ".join(f"http://{bind}" for bind in self.cfg.bind), *args[1:])
+        super().info(msg, *args, **kwargs)

@@ -1,5 +1,5 @@
 """One version number: the package, what /health and MCP report (`library.__version__`), the
-Claude Code plugin and its marketplace entry say the same."""
+Claude Code plugin, its marketplace entry and the Codex plugin say the same."""
 
 import json
 import tomllib
@@ -15,4 +15,5 @@ def test_the_package_the_server_and_the_plugin_give_one_version():
     plugin = json.loads((ROOT / "plugins" / "claude-code" / ".claude-plugin" / "plugin.json").read_text())["version"]
     market = json.loads((ROOT / ".claude-plugin" / "marketplace.json").read_text())
     listed = {entry["version"] for entry in market["plugins"]}
-    assert {library.__version__, project, plugin, *listed} == {library.__version__}
+    codex = json.loads((ROOT / "plugins" / ".codex-plugin" / "plugin.json").read_text())["version"]
+    assert {library.__version__, project, plugin, codex, *listed} == {library.__version__}

@@ -139,3 +139,25 @@ def api_error(status, error_type, *, headers=None):
     """An error answer in the shape both APIs use."""
     return Reply(status, {"type": "error", "error": {"type": error_type, "message": f"fake {error_type}"}},
                  headers=headers or {})
+
+
+def responses_reply(text=None, *, call=None, input_tokens=900, output_tokens=120):
+    """A streamed OpenAI Responses API answer (`wire_api = "responses"`, as the Codex CLI asks
+    for it), as server-sent events: one assistant message holding `text`, or a call of a tool
+    (`call`: (name, arguments dict); the name `namespace/tool` for a tool of a namespace, as
+    Codex offers an MCP server's tools: `mcp__jezero/search`)."""
+    if call is None:
+        item = {"type": "message", "role": "assistant", "id": "msg_1", "content": [{"type": "output_text", "text": text}]}
+    else:
+        namespace, _, name = call[0].rpartition("/")   # "mcp__jezero/search": an MCP server's tool
+        item = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": name,
+                "arguments": json.dumps(call[1]), **({"namespace": namespace} if namespace else {})}
+    events = [
+        {"type": "response.created", "response": {"id": "resp_1"}},
+        {"type": "response.output_item.done", "item": item},
+        {"type": "response.completed", "response": {"id": "resp_1", "usage": {
+            "input_tokens": input_tokens, "input_tokens_details": None, "output_tokens": output_tokens,
+            "output_tokens_details": None, "total_tokens": input_tokens + output_tokens}}},
+    ]
+    body = "".join(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n" for event in events)
+    return Reply(body=body, content_type="text/event-stream")

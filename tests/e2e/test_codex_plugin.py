@@ -8,6 +8,7 @@ call a real `jezero serve` with the token for the session-start and first-prompt
 import json
 import os
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 
@@ -76,12 +77,13 @@ def test_a_codex_session_gets_its_context_from_jezero_through_the_plugins_hooks(
                    'env_key="OPENAI_API_KEY"}',
              "-c", "model_provider=none", "-c", "model=gpt-test", "find the gunicorn worker timeout fix"],
             env={**os.environ, **env, "CODEX_HOME": str(installed)}, cwd=project, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL)
+            stderr=subprocess.DEVNULL, start_new_session=True)
         try:
             wait_until(lambda: "first-prompt" in access_log.read_text(), timeout=60,
                        what="the plugin's first-prompt hook to call Jezero")
         finally:
-            session.kill()
+            # `codex` is a node launcher of the native binary: end the whole group, not the launcher alone.
+            os.killpg(session.pid, signal.SIGKILL)
             session.wait(timeout=30)
         lines = access_log.read_text()
     assert '"POST /api/v1/hooks/session-start HTTP/1.1" 200' in lines

@@ -161,3 +161,22 @@ def responses_reply(text=None, *, call=None, input_tokens=900, output_tokens=120
     ]
     body = "".join(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n" for event in events)
     return Reply(body=body, content_type="text/event-stream")
+
+
+def anthropic_stream_reply(text, *, input_tokens=1200, output_tokens=80):
+    """A streamed Anthropic Messages API answer (`stream: true`, as Claude Code asks for it): one
+    text block holding `text`, as server-sent events."""
+    usage = {"input_tokens": input_tokens, "output_tokens": output_tokens}
+    events = [
+        {"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant",
+                                              "model": "claude-test", "content": [], "stop_reason": None,
+                                              "stop_sequence": None, "usage": usage}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+         "usage": {"output_tokens": output_tokens}},
+        {"type": "message_stop"},
+    ]
+    body = "".join(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n" for event in events)
+    return Reply(body=body, content_type="text/event-stream")

@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 import library
 from library import search as lib
-from library.access.schemas import ISO_DATE_PATTERN, ItemOut, LaterOut, SearchOut, TimelineOut, later_dict
+from library.access.schemas import ISO_DATE_PATTERN, AgentSearchOut, ItemOut, LaterOut, TimelineOut, later_dict
 from library.errors import BadInput, NotFound
 from library.terms import MAX_QUERY_CHARS
 from library.timeutil import iso
@@ -138,7 +138,7 @@ class CatalogOut(BaseModel):
 def search(query: Query, ctx: Context, project: Project = None, source: Source = None, since: Since = None,
            limit: _limit(10, "results") = None, records_only: Annotated[bool, Field(
                description="Rank by the records alone (title, summary, questions, atoms), not also by what was said."
-           )] = False) -> Annotated[CallToolResult, SearchOut]:
+           )] = False) -> Annotated[CallToolResult, AgentSearchOut]:
     """Find past work: literal full-text search over each item's record (title, summary, questions, atoms) and over
     what was said in the session, best first, newer work boosted, the best re-ranked by meaning. Each result says
     where it matched (matched_in: "record", "original", and "meaning" when what was said is close to the query's
@@ -146,7 +146,7 @@ def search(query: Query, ctx: Context, project: Project = None, source: Source =
     a synonym, the singular or a fragment. Before relying on a decision, plan, status or number from a result, call
     later(item_id). records_only=true ranks by the records alone."""
     sources = _sources(ctx)
-    out = SearchOut(**_guard(lambda: lib.search(query, allowed_sources=sources, project=project, source=source,
+    out = AgentSearchOut(**_guard(lambda: lib.search(query, allowed_sources=sources, project=project, source=source,
                                                 since=since, limit=limit, records_only=records_only).as_dict()))
     return _answer(out, search_text(out))
 

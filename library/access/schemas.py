@@ -10,6 +10,7 @@ schemas, are the same either way."""
 
 from ninja import Schema
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
 
 # A date or date-time as the `since` / `until` filters take it (ISO 8601; UTC without an offset).
 ISO_DATE_PATTERN = r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$"
@@ -40,6 +41,23 @@ class SearchOut(BaseModel):
     records_only: bool
     results: list[SearchRow]
     hint: str | None = None   # why there are no results, or that common words were listed by date
+
+
+class AgentSearchRow(SearchRow):
+    """A search result as MCP gives it to an agent: without the ranking score, a number no
+    model can use (the order says the same)."""
+
+    score: SkipJsonSchema[float | None] = Field(None, exclude=True)
+
+
+class AgentSearchOut(SearchOut):
+    """The search answer as MCP gives it to an agent, whose client (Codex, Claude Code) hands
+    the model this JSON: without the FTS5 expressions the query became (`match`,
+    `original_match`: internals a model cannot act on) and the scores; the API keeps them."""
+
+    match: SkipJsonSchema[str | None] = Field(None, exclude=True)
+    original_match: SkipJsonSchema[str | None] = Field(None, exclude=True)
+    results: list[AgentSearchRow]
 
 
 class Atom(BaseModel):

@@ -330,10 +330,11 @@ UPLOAD_DOC = {
             "The session's transcript file as the agent wrote it: JSON Lines, one JSON object a line (Claude "
             "Code's or Codex's session `.jsonl`), sent as it is or gzip-compressed with `Content-Encoding: gzip`. "
             f"At most {settings.JEZERO_MAX_UPLOAD_BYTES:,} bytes after decompression (`JEZERO_MAX_UPLOAD_MB`). "
-            "The body is read as bytes whatever its Content-Type says (`application/octet-stream` or "
-            "`application/x-ndjson`: a generated client sends the first)."),
-        "content": {kind: {"schema": {"type": "string", "format": "binary"}}
-                    for kind in ("application/octet-stream", "application/x-ndjson")},
+            "The body is read as bytes whatever its Content-Type says: `application/octet-stream` (declared, "
+            "what a generated client sends), `application/x-ndjson` or none."),
+        # Declared as octet-stream alone: generic generators (openapi-python-client) send raw bytes
+        # for that and skip a route that also lists a type they do not know, such as x-ndjson.
+        "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}},
     },
     "parameters": [{
         "in": "header", "name": "Content-Encoding", "required": False,

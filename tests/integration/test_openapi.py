@@ -96,8 +96,7 @@ def test_the_upload_declares_its_body_encoding_and_parameters_as_the_inbox_check
     upload = dict(operations(document))["POST /api/v1/sessions"]
     body = upload["requestBody"]
     assert body["required"] and body["content"] == {
-        kind: {"schema": {"type": "string", "format": "binary"}} for kind in ("application/octet-stream",
-                                                                             "application/x-ndjson")}
+        "application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}
     parameters = {p["name"]: p for p in upload["parameters"]}
     assert parameters["Content-Encoding"]["in"] == "header" and "gzip" in parameters["Content-Encoding"]["schema"]["enum"]
     assert parameters["agent"]["schema"]["enum"] == list(inbox.AGENTS)
@@ -242,10 +241,6 @@ def test_every_error_body_matches_the_one_declared_schema(document, settings):
 
 GENERATOR_CONFIG = """\
 post_hooks: []
-# The generator sends raw bytes for application/octet-stream only; the upload is JSON Lines,
-# declared as what it is, and sent the same way.
-content_type_overrides:
-  application/x-ndjson: application/octet-stream
 """
 
 

@@ -43,11 +43,12 @@ def test_a_client_generated_from_the_live_url_uploads_a_session(tmp_path):
             models = importlib.import_module("live_jezero_api.models")
             types = importlib.import_module("live_jezero_api.types")
             upload = importlib.import_module("live_jezero_api.api.devices.upload_session")
-            answer = upload.sync_detailed(
-                client=client, body=types.File(payload=io.BytesIO(gzip.compress(REAL.read_bytes())),
-                                               file_name="session.jsonl.gz"),
-                agent=models.UploadSessionAgent("claude_code"), session_id="2b4ed4c0", ended=True,
-                content_encoding=models.UploadSessionContentEncoding("gzip"))
+            with client:   # its connection is closed afterwards (an open socket would warn in a later test)
+                answer = upload.sync_detailed(
+                    client=client, body=types.File(payload=io.BytesIO(gzip.compress(REAL.read_bytes())),
+                                                   file_name="session.jsonl.gz"),
+                    agent=models.UploadSessionAgent("claude_code"), session_id="2b4ed4c0", ended=True,
+                    content_encoding=models.UploadSessionContentEncoding("gzip"))
             assert answer.status_code == 201, answer.content
             assert answer.parsed.source == "uploads-laptop" and answer.parsed.entries > 3
         finally:

@@ -104,3 +104,33 @@ def setup(tmp_path):
     configure()
     run.env, run.projects, run.configure, run.data, run.tmp = env, projects, configure, tmp_path / "data", tmp_path
     return run
+
+
+def uploading_library(tmp_path, home=None):
+    """A data folder made by `jezero init` (HOME `home`, default `tmp_path`) with the client
+    `laptop`, which reads every source and uploads to uploads-laptop: (env, jezero, token),
+    where `jezero(*args)` runs the CLI there and returns the finished process."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JEZERO_")}
+    env.update(JEZERO_DATA_DIR=str(tmp_path / "data"), HOME=str(home or tmp_path), JEZERO_ALLOWED_HOSTS="127.0.0.1")
+
+    def jezero(*args):
+        return subprocess.run([str(JEZERO), *args], env=env, check=True, capture_output=True, text=True, timeout=120)
+
+    jezero("init")
+    token = json.loads(jezero("client", "add", "laptop", "--sources", "*", "--scopes", "read,upload",
+                              "--json").stdout)["token"]
+    return env, jezero, token
+
+
+@contextlib.contextmanager
+def worker_running(env, jezero):
+    """`jezero worker` up (its heartbeat seen) with its first scheduled runs behind it — `jezero
+    run` done, so that the next scheduled run is 15 minutes on; stopped afterwards."""
+    worker = subprocess.Popen([str(JEZERO), "worker"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for_heartbeat(Path(env["JEZERO_DATA_DIR"]) / "jezero.sqlite3", worker)
+        jezero("run")
+        yield worker
+    finally:
+        worker.terminate()
+        worker.wait(timeout=30)

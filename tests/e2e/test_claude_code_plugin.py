@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import wait_until
-from tests.e2e.conftest import JEZERO, serving, wait_for_heartbeat
+from tests.e2e.conftest import serving, uploading_library, worker_running
 from tests.fakes.model_server import ModelServer, anthropic_stream_reply
 
 REPO = Path(__file__).resolve().parents[2]
@@ -31,11 +31,7 @@ ANSWER = ("The gunicorn workers timed out because the quokkavelt export ran for 
 def test_a_claude_code_session_through_the_plugin_is_in_the_timeline_within_a_minute(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("JEZERO_")}
-    env.update(JEZERO_DATA_DIR=str(tmp_path / "data"), HOME=str(home), JEZERO_ALLOWED_HOSTS="127.0.0.1")
-
-    def jezero(*args):
-        return subprocess.run([str(JEZERO), *args], env=env, check=True, capture_output=True, text=True, timeout=120)
+    env, jezero, token = uploading_library(tmp_path, home=home)
 
     def claude(*args, extra=None, timeout=120):
         return subprocess.run([str(CLAUDE), *args], env={**env, **(extra or {})}, cwd=project, capture_output=True,
@@ -46,16 +42,10 @@ def test_a_claude_code_session_through_the_plugin_is_in_the_timeline_within_a_mi
     assert claude("plugin", "marketplace", "add", str(REPO)).returncode == 0
     installed = claude("plugin", "install", "jezero@jezero")
     assert installed.returncode == 0, installed.stdout + installed.stderr
-    jezero("init")
-    token = json.loads(jezero("client", "add", "laptop", "--sources", "*", "--scopes", "read,upload",
-                              "--json").stdout)["token"]
     model = ModelServer().start()
     model.script(*[anthropic_stream_reply(ANSWER) for _ in range(3)])
-    worker = subprocess.Popen([str(JEZERO), "worker"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        wait_for_heartbeat(tmp_path / "data" / "jezero.sqlite3", worker)
-        jezero("run")   # the worker's first scheduled runs are behind it: the next is 15 minutes on
-        with serving(env) as url:
+        with worker_running(env, jezero), serving(env) as url:
             session = claude("-p", "why do the gunicorn workers time out during the quokkavelt export?",
                              extra={"ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "sk-ant-test-not-real",
                                     "JEZERO_URL": url, "JEZERO_TOKEN": token,
@@ -73,6 +63,4 @@ def test_a_claude_code_session_through_the_plugin_is_in_the_timeline_within_a_mi
         sent = json.dumps([request.body for request in model.requests])
         assert "mcp__plugin_jezero_jezero__search" in sent or "mcp__jezero__search" in sent, sent[:2000]
     finally:
-        worker.terminate()
-        worker.wait(timeout=30)
         model.stop()

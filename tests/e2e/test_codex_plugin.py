@@ -103,27 +103,16 @@ def test_a_codex_session_through_the_plugin_is_in_the_timeline_within_a_minute(i
     session is in `jezero timeline` within 60 s of the turn's end."""
     import time
 
-    from tests.e2e.conftest import JEZERO, serving, wait_for_heartbeat
+    from tests.e2e.conftest import serving, uploading_library, worker_running
     from tests.fakes.model_server import ModelServer, responses_reply
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("JEZERO_")}
-    env.update(JEZERO_DATA_DIR=str(tmp_path / "data"), HOME=str(tmp_path), JEZERO_ALLOWED_HOSTS="127.0.0.1")
-
-    def jezero(*args):
-        return subprocess.run([str(JEZERO), *args], env=env, check=True, capture_output=True, text=True, timeout=120)
-
-    jezero("init")
-    token = json.loads(jezero("client", "add", "laptop", "--sources", "*", "--scopes", "read,upload",
-                              "--json").stdout)["token"]
+    env, jezero, token = uploading_library(tmp_path)
     model = ModelServer().start()
     model.script(responses_reply(ANSWER))   # one turn, one model call
-    worker = subprocess.Popen([str(JEZERO), "worker"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     project = tmp_path / "shop"
     project.mkdir()
     try:
-        wait_for_heartbeat(tmp_path / "data" / "jezero.sqlite3", worker)
-        jezero("run")   # the worker's first scheduled runs are behind it: the next is 15 minutes on
-        with serving(env) as url:
+        with worker_running(env, jezero), serving(env) as url:
             turn = subprocess.run(
                 [str(CODEX), "exec", "--dangerously-bypass-hook-trust", "--skip-git-repo-check",
                  "-c", f'model_providers.fake={{name="fake", base_url="{model.url}/v1", wire_api="responses", '
@@ -167,6 +156,4 @@ def test_a_codex_session_through_the_plugin_is_in_the_timeline_within_a_minute(i
             assert '"mcp__jezero"' in offered                       # the server's tools, as Codex offers them
             assert "Data from the Jezero library" in offered        # the first-prompt hook's related record
     finally:
-        worker.terminate()
-        worker.wait(timeout=30)
         model.stop()

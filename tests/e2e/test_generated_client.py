@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import JEZERO, serving
+from tests.e2e.conftest import serving, uploading_library
 
 GENERATOR = Path(sys.executable).with_name("openapi-python-client")
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "claude_7.jsonl"
@@ -21,15 +21,7 @@ pytestmark = pytest.mark.skipif(not GENERATOR.exists(), reason="openapi-python-c
 
 
 def test_a_client_generated_from_the_live_url_uploads_a_session(tmp_path):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("JEZERO_")}
-    env.update(JEZERO_DATA_DIR=str(tmp_path / "data"), HOME=str(tmp_path), JEZERO_ALLOWED_HOSTS="127.0.0.1")
-
-    def jezero(*args):
-        return subprocess.run([str(JEZERO), *args], env=env, check=True, capture_output=True, text=True, timeout=120)
-
-    jezero("init")
-    token = json.loads(jezero("client", "add", "laptop", "--sources", "*", "--scopes", "read,upload",
-                              "--json").stdout)["token"]
+    env, jezero, token = uploading_library(tmp_path)
     with serving(env) as url:
         made = subprocess.run([str(GENERATOR), "generate", "--url", f"{url}/api/v1/openapi.json", "--meta", "none",
                                "--output-path", str(tmp_path / "live_jezero_api")],

@@ -41,21 +41,10 @@ def test_an_uploaded_session_is_searchable_within_a_minute_with_the_worker_runni
     import httpx2 as httpx
 
     from tests.conftest import wait_until
-    from tests.e2e.conftest import serving
+    from tests.e2e.conftest import serving, uploading_library, worker_running
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("JEZERO_")}
-    env.update(JEZERO_DATA_DIR=str(tmp_path / "data"), HOME=str(tmp_path), JEZERO_ALLOWED_HOSTS="127.0.0.1")
-
-    def jezero(*args):
-        return subprocess.run([str(JEZERO), *args], env=env, check=True, capture_output=True, text=True, timeout=120)
-
-    jezero("init")
-    token = json.loads(jezero("client", "add", "laptop", "--sources", "*", "--scopes", "read,upload",
-                              "--json").stdout)["token"]
-    worker = subprocess.Popen([str(JEZERO), "worker"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_for_heartbeat(tmp_path / "data" / "jezero.sqlite3", worker)
-        jezero("run")   # the worker's first scheduled runs are done: the next would be 15 minutes on
+    env, jezero, token = uploading_library(tmp_path)
+    with worker_running(env, jezero):
         with serving(env) as url:
             body = (FIXTURES / "codex" / "sessions" / "2025" / "09" / "14"
                     / "rollout-2025-09-14T09-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl").read_bytes()
@@ -80,6 +69,3 @@ def test_an_uploaded_session_is_searchable_within_a_minute_with_the_worker_runni
             took = time.monotonic() - sent
         assert found[0]["source"] == "uploads-laptop" and took < 60
         assert json.loads(jezero("search", "quokkavelt", "--json").stdout)["results"]
-    finally:
-        worker.send_signal(signal.SIGTERM)
-        worker.wait(timeout=30)

@@ -103,23 +103,28 @@ def plan(*, ids=None, source=None, project=None, unit=None):
                 raise NotFound(f"no item {', '.join(map(str, missing))}")
     for pair in wanted:
         out.units[pair] = list(unit_items(*pair).values_list("pk", flat=True))
-    uploads = _uploads(out.units)
     if how == "source":   # sessions uploaded to the source that made no item (too small, kept out) hold text too
         for session_id in InboxSession.objects.filter(source=source).exclude(entries=[]).values_list("session_id",
                                                                                                       flat=True):
             out.units.setdefault((source, session_id), [])
-        uploads = _uploads(out.units)
-    out.uploads = uploads.exclude(entries=[]).count()
+    out.uploads = _uploads(out.units).exclude(entries=[]).count()
     if not out.items and not out.uploads:
         raise NotFound(f"nothing to forget: no item or uploaded session matches {how} {given[how]!r}")
     return out
 
 
 def _uploads(units):
-    query = Q(pk__in=[])
+    """The inbox rows of these units: looked up per source in chunks (one OR term per unit would
+    pass SQLite's expression depth for a source of a thousand sessions)."""
+    by_source = {}
     for source, unit_id in units:
-        query |= Q(source=source, session_id=unit_id)
-    return InboxSession.objects.filter(query)
+        by_source.setdefault(source, []).append(unit_id)
+    pks = []
+    for source, ids in by_source.items():
+        for start in range(0, len(ids), 500):
+            pks += InboxSession.objects.filter(source=source, session_id__in=ids[start:start + 500]) \
+                .values_list("pk", flat=True)
+    return InboxSession.objects.filter(pk__in=pks)
 
 
 @dataclass(frozen=True)

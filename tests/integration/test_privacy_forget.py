@@ -223,3 +223,15 @@ def test_bad_exclusions_are_refused_with_the_key_named(config, said):
     with pytest.raises(ConfigError) as caught:
         validate(config)
     assert said in str(caught.value)
+
+
+def test_forgetting_a_source_of_more_than_a_thousand_uploaded_sessions():
+    # One OR term per session would pass SQLite's expression depth (1,000).
+    InboxSession.objects.bulk_create([InboxSession(source="uploads-big", session_id=f"s{n}", agent="codex",
+                                                   entries=[["user", f"private note {n}", None]], size=20)
+                                      for n in range(1_200)])
+    plan = forget.plan(source="uploads-big")
+    assert (plan.uploads, len(plan.units)) == (1_200, 1_200)
+    done = forget.forget(plan, by="cli")
+    assert done.uploads == 1_200 and not InboxSession.objects.exclude(entries=[]).exists()
+    assert Tombstone.objects.filter(source="uploads-big").count() == 1_200

@@ -208,7 +208,8 @@ def _has_body(scope):
 
 async def _gate(scope, send):
     """The refusal a request gets before its body is read, or None to go on: a request line too
-    long (414), an upload or MCP call without a valid token with its scope, or an API call with
+    long (414), an upload without a valid token with the upload scope (MCP's token is checked
+    before the gate, in `application`), or an API call with
     neither a valid token nor a session cookie (401/403: the API's own answers, given before the
     body), a declared length over the route's limit (413)."""
     path = scope.get("path", "")
@@ -219,13 +220,12 @@ async def _gate(scope, send):
     declared = _declared_length(scope)
     if declared == -1:
         return await _refuse(send, 400, "Content-Length is not a number")
-    needs = "upload" if path == UPLOAD_PATH else "read" if path == "/mcp" or path.startswith("/mcp/") else None
-    if needs:   # only a client may send these bodies: who it is is known before any is read
+    if path == UPLOAD_PATH:   # only a client may upload: who it is is known before the body is read
         caller = await _client(scope)
         if caller is None:
             return await _refuse(send, 401, "missing or invalid token")
-        if not caller.can(needs):
-            return await _refuse(send, 403, f"this token lacks the {needs} scope")
+        if not caller.can("upload"):
+            return await _refuse(send, 403, "this token lacks the upload scope")
     elif path.startswith("/api/") and not _signed_in_maybe(scope):
         # The other API routes with a body (the hooks) take a client token or a browser's
         # session: a wrong token, or neither, is refused before the body is read.
@@ -271,10 +271,9 @@ async def _guarded(app, scope, receive, send):
 async def application(scope, receive, send):
     if scope["type"] == "lifespan":
         return await mcp_app(scope, receive, send)
-    if scope["type"] == "http" and await _gate(scope, send) is not None:
-        return
     path = scope.get("path", "")
     if scope["type"] == "http" and (path == "/mcp" or path.startswith("/mcp/")):
+        # The token, its scope and the rate limit first, before the gate reads the body's size.
         caller = await _client(scope)
         if caller is None:
             return await _refuse(send, 401, "missing or invalid token")
@@ -284,5 +283,9 @@ async def application(scope, receive, send):
             ratelimit.check(f"client:{caller.name}")
         except RateLimited as exc:
             return await _refuse(send, 429, str(exc), retry_after=exc.retry_after)
-        return await _guarded(mcp_app, {**scope, library_mcp.SCOPE_KEY: caller}, receive, send)
+        if await _gate(scope, send) is None:
+            await _guarded(mcp_app, {**scope, library_mcp.SCOPE_KEY: caller}, receive, send)
+        return
+    if scope["type"] == "http" and await _gate(scope, send) is not None:
+        return
     return await _guarded(django_app, scope, receive, send)

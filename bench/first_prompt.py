@@ -1,183 +1,413 @@
 #!/usr/bin/env python
-"""First-prompt injection replay (SPEC §13 "Precision"): what would the UserPromptSubmit hook
-show, and is it related?
+"""First-prompt replay at the scale of use: what would the first-prompt hook show, and is it
+related? (docs/design.md "The first-prompt rule")
 
-A benchmark script, not a test. It reuses the library bench/recall.py built
-(bench/work/recall/base: every real session of the evaluation, one source each) and replays
-each session's real first prompt against it twice:
+A benchmark script, not a test. It lays out every real public session the evaluation has —
+`../shared/corpus/`, `../shared/fixtures/`, `bench/recall/extra-sessions.tsv` and the
+manifests in `bench/first-prompt/` (files in the git-ignored `bench/corpus-extra/`, each
+sha256-checked) — one connector each, with the project of its repository, builds libraries
+from them with `jezero run` (extractive records), and sends each session's real first prompt
+to the hook endpoint (`POST /api/v1/hooks/first-prompt`, a client token) with the `cwd` it
+ran in (`/home/dev/src/<repository name>`, a projects root):
 
-- **continuation**: the library holds everything but the session itself, so sessions of the
-  same repository (the same project's earlier and later work) are there to be found;
-- **no own work**: the library holds only sessions of *other* repositories, the case where the
-  old rule injected unrelated items most of the time.
+- **continuation**: for every repository with several sessions, its latest session's first
+  prompt, to a library holding the earlier sessions (and every other repository's, less
+  their latest): earlier work of the repository is there to be found;
+- **fresh**: every session's first prompt, to a library without its repository (the
+  repositories are cut into GROUPS groups; a group's prompts go to a library of the others).
 
-An injected item counts as related when it comes from the same repository as the prompt's
-session (the manifests say which); anything from another repository counts as unrelated,
-which is strict (two projects can share a subject), so the precision figures are a floor.
-Reported for the old rule of SPEC §13 (search, keep results with two prompt words as whole
-words in title or summary), both through records-only search (as it ran before the original
-index) and through the fused search, and for the rule `library.access.hooks.first_prompt` applies
-now, with its thresholds varied.
+An injected item is **related** when it comes from the prompt's own repository; anything
+else counts as unrelated, which is strict (two repositories can share a subject): precision
+is a floor. The repositories are split in two halves by a hash of their names: the rule was
+tuned on half A only; half B is the held-out report.
 
-    .venv/bin/python bench/recall.py --no-experiments --no-grow   # builds the library, if not there
-    .venv/bin/python bench/first_prompt.py                          # → bench/RESULTS-first-prompt.md
+    .venv/bin/python bench/first_prompt.py            # → bench/RESULTS-first-prompt.md
+    .venv/bin/python bench/first_prompt.py --variants # also the rule's thresholds varied (tuning)
 """
 
+import csv
+import hashlib
+import json
+import re
+import shutil
+import time
+
 import harness
-import recall  # bench/recall.py: the sessions, the library, Django set-up
+import recall  # bench/recall.py: the sessions of the recall evaluation, the layout of a session file
 
 OUTPUT = harness.BENCH_DIR / "RESULTS-first-prompt.md"
+MANIFESTS = harness.BENCH_DIR / "first-prompt"
+BEFORE = MANIFESTS / "before.json"        # the figures of the rule before this evaluation (committed)
+WORK_DIR = harness.WORK_DIR / "first-prompt"
+SECRET = "first-prompt-benchmark-not-a-secret"
+ROOT = "/home/dev/src"                    # the replayed prompts' working folders sit here
+GROUPS = 4                                # fresh replay: a group's prompts go to a library of the others
+TUNED = "A"                               # the half the rule was tuned on; the other is held out
+HOOK = "/api/v1/hooks/first-prompt"
 
 
-def first_prompts(by_source):
-    """{source: the first user block of its session} from the stored originals."""
+# --- the sessions ------------------------------------------------------------------------------
+
+def sessions():
+    """({name: (type, path, layout)}, {name: repository}, {name: language or None}, notes)."""
+    found, notes = recall.sessions()
+    repo_of = recall.repositories()
+    language = {}
+    for manifest in sorted(MANIFESTS.glob("sessions-*.tsv")):
+        with open(manifest, encoding="utf-8") as handle:
+            for row in csv.DictReader(handle, delimiter="\t"):
+                path = recall.EXTRA_DIR / row["type"] / row["file"]
+                key = f"extra/{row['type']}/{row['file']}"
+                if not path.exists():
+                    notes.append(f"{key} is not in bench/corpus-extra/ (fetch it: see {manifest.name})")
+                    continue
+                if recall.sha256(path) != row["sha256"]:
+                    notes.append(f"{key} differs from its sha256 in {manifest.name}: left out")
+                    continue
+                found[key] = (row["type"], path, recall._layout(row["type"], row["path"], row["file"]))
+                repo_of[key] = row["repo"]
+                language[key] = row.get("language") or None
+    return found, repo_of, language, notes
+
+
+half = recall.half   # "A" or "B": a repository's half, by a hash of its name
+
+
+def group(repo):
+    return hashlib.sha256(repo.lower().encode()).digest()[1] % GROUPS
+
+
+_KANA = re.compile(r"[\u3040-\u30ff]")
+_HANGUL = re.compile(r"[\uac00-\ud7af]")
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+_CYRILLIC = re.compile(r"[\u0400-\u04ff]")
+_LATIN_WORDS = {   # a few words that only one of these languages uses often
+    "es": {"que", "para", "con", "una", "los", "las", "del", "por", "esta", "necesito", "quiero", "puedes"},
+    "pt": {"que", "para", "com", "uma", "não", "você", "isso", "preciso", "quero", "está", "também", "fazer"},
+    "fr": {"que", "pour", "avec", "une", "les", "des", "est", "dans", "pas", "je", "vous", "faire"},
+    "de": {"und", "die", "der", "das", "ist", "nicht", "mit", "ich", "bitte", "eine", "für", "auch"},
+    "it": {"che", "per", "con", "una", "gli", "della", "sono", "non", "questo", "voglio", "fare", "anche"},
+}
+
+
+def detect_language(text):
+    """The language of a prompt, roughly (for sessions whose manifest does not say): its script,
+    then for Latin text the language whose common words it uses most (at least three)."""
+    text = text[:2000]
+    if _HANGUL.search(text):
+        return "ko"
+    if _KANA.search(text):
+        return "ja"
+    if _HAN.search(text):
+        return "zh"
+    if len(_CYRILLIC.findall(text)) > 10:
+        return "ru"
+    words = re.findall(r"\w+", text.lower())
+    scores = {lang: sum(w in common for w in words) for lang, common in _LATIN_WORDS.items()}
+    english = sum(w in {"the", "and", "to", "is", "of", "in", "it", "this", "that", "with", "for"} for w in words)
+    best = max(scores, key=scores.get)
+    return best if scores[best] >= 3 and scores[best] > english else "en"
+
+
+# --- building ---------------------------------------------------------------------------------
+
+_FOLDERS = {}   # repository → its folder under ROOT (set by `lay_out`)
+
+
+def lay_out(repos):
+    """Each repository's folder: its name, or `owner-name` where two repositories of the
+    evaluation share a name (one machine cannot hold both at one path, and the project rule
+    would make them one project)."""
+    names = count(repo.rsplit("/", 1)[-1].lower() for repo in repos)
+    _FOLDERS.update({repo: repo.rsplit("/", 1)[-1] if names[repo.rsplit("/", 1)[-1].lower()] == 1
+                     else repo.replace("/", "-") for repo in repos})
+
+
+def slug(repo):
+    from library.ingest.projects import normalise
+
+    return normalise(_FOLDERS[repo]) or "unknown"
+
+
+def cwd(repo):
+    return f"{ROOT}/{_FOLDERS[repo]}"
+
+
+def build(name, chosen, found, repo_of, source_of):
+    """A library of the `chosen` sessions at WORK_DIR/name, one connector each (its source
+    from `source_of`, its project its repository's), built by `jezero run`."""
+    data = WORK_DIR / name
+    shutil.rmtree(data, ignore_errors=True)
+    (data / "sessions").mkdir(parents=True)
+    blocks = [f'[projects]\nroots = ["{ROOT}"]\n']
+    for session in sorted(chosen):
+        kind, path, relative = found[session]
+        source = source_of[session]
+        folder = data / "sessions" / slug(repo_of[session]) / source
+        (folder / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, folder / relative)
+        blocks.append(f'[[connectors]]\nname = "{source}"\ntype = "{kind}"\npath = "{folder}"\n'
+                      f'settle_minutes = 0\nproject = "{slug(repo_of[session])}"\n')
+    (data / "jezero.toml").write_text("\n".join(blocks), encoding="utf-8")
+    harness.use_data_dir(data, SECRET)
+    harness.jezero("migrate", "--verbosity", "0")
+    started = time.monotonic()
+    reports = json.loads(harness.jezero("run", "--json"))["runs"]
+    return {"seconds": round(time.monotonic() - started, 1), "sessions": len(chosen),
+            "stored": sum(r.get("units_stored", 0) for r in reports)}
+
+
+# --- the children: one library each ---------------------------------------------------------------
+
+def survey(args):
+    """Of the full library: each source's first prompt and first date."""
+    harness.setup_django(args["data"], secret=SECRET)
     from library.ingest.segments import parse_blocks
     from library.models import Item
 
-    first = {}
-    for item in Item.objects.order_by("pk").only("source", "key", "original"):
+    first, dates = {}, {}
+    for item in Item.objects.order_by("pk").only("source", "key", "original", "occurred_at"):
+        dates[item.source] = min(dates.get(item.source, item.occurred_at), item.occurred_at)
         block = int(item.key.rsplit("#", 1)[1]) if "#" in item.key else 0
         if item.source in first and first[item.source][0] <= block:
             continue
         user = next((text for role, text in parse_blocks(item.original) if role == "user"), None)
-        if user:
+        if user and user.strip():
             first[item.source] = (block, user)
-    return {source: text for source, (_block, text) in first.items() if source in by_source}
+    return {"prompts": {s: text for s, (_b, text) in first.items()},
+            "dates": {s: d.isoformat() for s, d in dates.items()}}
 
 
-def old_rule(prompt, allowed, records_only):
-    """SPEC §13 steps 1–5 as first written: search the distinctive words, keep a result when two
-    of them appear as whole words in its title or summary, show three."""
-    from library import search
-    from library.access import hooks
+def replay(args):
+    """Each prompt through the hook endpoint, once per rule variant: {variant: {key: [sources]}}."""
+    harness.setup_django(args["data"], secret=SECRET, JEZERO_API_RATE_PER_MINUTE="1000000")
+    from django.test import Client
 
-    words = hooks.distinctive_words(prompt)
-    if len(words) < 2:
-        return []
-    result = search.search(" ".join(words), allowed_sources=allowed, limit=8, records_only=records_only)
-    wanted, kept = set(words), []
-    for hit in result.hits:
-        present = set(hooks._WORD.findall(hooks.fold(f"{hit.title} {hit.summary}")))
-        if len(wanted & present) >= 2:
-            kept.append(hit)
-    return kept[:3]
+    from library.access import clients, hooks
+    from library.models import Item
+
+    _client, token = clients.create("replay", sources=["*"])
+    http = Client(headers={"authorization": f"Bearer {token}"}, SERVER_NAME="127.0.0.1")
+    source_of = dict(Item.objects.values_list("pk", "source"))
+    out, timing = {}, []
+    for label, changes in variants(args["tuning"]).items():
+        saved = {name: getattr(hooks, name) for name in changes}
+        for name, value in changes.items():
+            setattr(hooks, name, value)
+        try:
+            shown = {}
+            for key, prompt, folder in harness.read_json(args["prompts"]):
+                started = time.perf_counter_ns()
+                response = http.post(HOOK, {"prompt": prompt, "cwd": folder}, content_type="application/json")
+                timing.append(time.perf_counter_ns() - started)
+                assert response.status_code == 200, (response.status_code, response.content[:200])
+                context = response.json()["context"]
+                ids = [int(line[1:line.index("]")]) for line in context.splitlines() if line.startswith("[")]
+                shown[key] = [source_of[i] for i in ids]
+            out[label] = shown
+        finally:
+            for name, value in saved.items():
+                setattr(hooks, name, value)
+    return {"shown": out, "latency": harness.latency_ms(timing) if timing else None}
 
 
-def new_rule(prompt, allowed, project):
-    from library.access import hooks
+# --- the parent ---------------------------------------------------------------------------------
 
-    words = hooks.distinctive_words(prompt)
-    if len(words) < hooks.MIN_SHARED_WORDS:
-        return []
-    context = hooks.first_prompt(prompt, allowed_sources=allowed, project=project).context
-    ids = [int(line.split("]", 1)[0][1:]) for line in context.splitlines() if line.startswith("[")]
-    from library import search
+def variants(tuning):
+    """{label: {hooks constant: value}}: the default rule, and with --variants its thresholds varied."""
+    out = {"default": {}}
+    if tuning:
+        from library.access import hooks
 
-    return search.hits_for(ids, allowed_sources=allowed)
-
-
-def replay(rule, prompts, by_source, repo_of, source_of_item):
-    """Injections for both replays: {"continuation": {...}, "no_own_work": {...}}."""
-    sources = list(by_source)
-    out = {}
-    for mode in ("continuation", "no_own_work"):
-        injected = related = prompts_with = 0
-        reachable = found = 0
-        examples = []
-        for source, prompt in prompts.items():
-            repo = repo_of[by_source[source]]
-            if mode == "continuation":
-                allowed = [s for s in sources if s != source]
-            else:
-                allowed = [s for s in sources if repo_of[by_source[s]] != repo]
-            same_repo_there = any(repo_of[by_source[s]] == repo for s in allowed)
-            hits = rule(prompt, allowed, recall.project_slug(repo))
-            good = [h for h in hits if repo_of[by_source[h.source]] == repo]
-            injected += len(hits)
-            related += len(good)
-            prompts_with += bool(hits)
-            if same_repo_there:
-                reachable += 1
-                found += bool(good)
-            for hit in hits:
-                if hit not in good:
-                    examples.append((by_source[source], prompt[:160], by_source[hit.source], hit.title[:100]))
-        out[mode] = {"prompts": len(prompts), "prompts_with_injection": prompts_with, "injected": injected,
-                     "related": related, "reachable": reachable, "continued": found, "unrelated_examples": examples}
+        for name, values in getattr(hooks, "TUNING", {}).items():
+            for value in values:
+                if value != getattr(hooks, name):
+                    out[f"{name} = {value}"] = {name: value}
     return out
 
 
-def child(_args):
-    recall.setup_django(recall.WORK_DIR / "base")
-    from library.access import hooks
+def run(tuning):
+    found, repo_of, language, notes = sessions()
+    names = sorted(found)
+    lay_out({repo_of[name] for name in names})
+    source_of = {name: f"s{n:04d}" for n, name in enumerate(names, start=1)}
+    session_of = {source: name for name, source in source_of.items()}
+    builds = {"full": build("full", names, found, repo_of, source_of)}
+    surveyed = harness.spawn(__file__, "survey", data=str(WORK_DIR / "full"))
+    prompts = {session_of[s]: p for s, p in surveyed["prompts"].items()}
+    dates = {session_of[s]: d for s, d in surveyed["dates"].items()}
+    for name in names:
+        if not language.get(name) and name in prompts:
+            language[name] = detect_language(prompts[name])
 
-    by_source = harness.read_json(recall.WORK_DIR / "base" / "sources.json")
-    repo_of = recall.repositories()
-    prompts = first_prompts(by_source)
-    prompts = {s: p for s, p in prompts.items() if len(hooks.distinctive_words(p)) >= 2}
-    rules = {
-        "old rule, records-only search (as first built)": lambda p, a, _project: old_rule(p, a, True),
-        "old rule, fused search": lambda p, a, _project: old_rule(p, a, False),
-        "rare words only (no project sent)": lambda p, a, _project: new_rule(p, a, None),
+    by_repo = {}
+    for name in names:
+        if name in dates:   # stored: a session too small to keep is not in the library
+            by_repo.setdefault(repo_of[name], []).append(name)
+    latest = {repo: max(kept, key=lambda n: (dates[n], n)) for repo, kept in by_repo.items() if len(kept) >= 2}
+    stored = [n for kept in by_repo.values() for n in kept]
+    tries = None
+
+    continuation = [(n, prompts[n], cwd(repo_of[n])) for n in latest.values() if n in prompts]
+    builds["continuation"] = build("continuation", set(stored) - set(latest.values()), found, repo_of, source_of)
+    result = harness.spawn(__file__, "replay", data=str(WORK_DIR / "continuation"),
+                           prompts=_written("continuation", continuation), tuning=tuning)
+    tries = list(result["shown"])
+    shown = {label: {} for label in tries}
+    latency = [result["latency"]]
+    for label in tries:
+        shown[label].update({("continuation", k): v for k, v in result["shown"][label].items()})
+    for g in range(GROUPS):
+        inside = [n for n in stored if group(repo_of[n]) != g]
+        fresh = [(n, prompts[n], cwd(repo_of[n])) for n in stored if group(repo_of[n]) == g and n in prompts]
+        builds[f"fresh-{g}"] = build(f"fresh-{g}", inside, found, repo_of, source_of)
+        result = harness.spawn(__file__, "replay", data=str(WORK_DIR / f"fresh-{g}"),
+                               prompts=_written(f"fresh-{g}", fresh), tuning=tuning)
+        latency.append(result["latency"])
+        for label in tries:
+            shown[label].update({("fresh", k): v for k, v in result["shown"][label].items()})
+
+    figures = {label: score(shown[label], repo_of, session_of) for label in tries}
+    examples = unrelated(shown["default"], repo_of, session_of, prompts, TUNED)
+    corpus = {
+        "sessions": len(stored), "repositories": len(by_repo),
+        "languages": count(language.get(n) or "unknown" for n in stored),
+        "halves": {h: {"repositories": sum(half(r) == h for r in by_repo),
+                       "sessions": sum(half(repo_of[n]) == h for n in stored),
+                       "continuation": sum(half(r) == h for r in latest)} for h in "AB"},
+        "types": count(found[n][0] for n in stored),
+        "renamed": sorted(repo for repo, folder in _FOLDERS.items() if "/" not in folder and "-" in folder
+                          and folder == repo.replace("/", "-")),
     }
-    results = {name: replay(rule, prompts, by_source, repo_of, None) for name, rule in rules.items()}
-    defaults = (hooks.RARE_SHARE, hooks.RARE_MIN_ITEMS, hooks.MIN_SHARED_WORDS)
-    variants = [(share, minimum, shared) for share in (0.01, 0.02, 0.03, 0.05, 0.10)
-                for minimum in (3,) for shared in (2, 3)]
-    for share, minimum, shared in variants:
-        hooks.RARE_SHARE, hooks.RARE_MIN_ITEMS, hooks.MIN_SHARED_WORDS = share, minimum, shared
-        label = f"rare words: share {share:.0%}, at least {minimum} items, {shared} shared"
-        if (share, minimum, shared) == defaults:
-            label = "**new rule (default)**: " + label
-        results[label] = replay(new_rule, prompts, by_source, repo_of, None)
-    hooks.RARE_SHARE, hooks.RARE_MIN_ITEMS, hooks.MIN_SHARED_WORDS = defaults
-    from library import search
+    return {"figures": figures, "corpus": corpus, "builds": builds, "notes": notes, "examples": examples,
+            "latency": latency, "code": harness.git_head("library"), "variants": tries}
 
-    return {"results": results, "prompts": len(prompts), "items": search.library_size()}
+
+def _written(name, prompts):
+    """The prompts of one replay, in a file for the child (too long for its command line)."""
+    path = WORK_DIR / f"prompts-{name}.json"
+    harness.write_json(path, prompts)
+    return str(path)
+
+
+def count(values):
+    out = {}
+    for value in values:
+        out[value] = out.get(value, 0) + 1
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+
+def score(shown, repo_of, session_of):
+    """Per half: continuation prompts, found, injected, related; fresh prompts, with an injection, injected."""
+    out = {h: {"cont_prompts": 0, "cont_found": 0, "cont_injected": 0, "cont_related": 0,
+               "fresh_prompts": 0, "fresh_with": 0, "fresh_injected": 0, "fresh_related": 0} for h in "AB"}
+    for (mode, key), sources in shown.items():
+        repo = repo_of[key]
+        h = out[half(repo)]
+        related = sum(repo_of[session_of[s]] == repo for s in sources)
+        prefix = "cont" if mode == "continuation" else "fresh"
+        h[f"{prefix}_prompts"] += 1
+        h[f"{prefix}_injected"] += len(sources)
+        h[f"{prefix}_related"] += related
+        if mode == "continuation":
+            h["cont_found"] += related > 0
+        else:
+            h["fresh_with"] += bool(sources)
+    return out
+
+
+def unrelated(shown, repo_of, session_of, prompts, which):
+    """The default rule's unrelated injections in half `which` (the tuning half), for a reader."""
+    out = []
+    for (mode, key), sources in sorted(shown.items()):
+        if half(repo_of[key]) != which:
+            continue
+        for source in sources:
+            other = session_of[source]
+            if repo_of[other] != repo_of[key]:
+                out.append((mode, key, repo_of[key], prompts[key][:140], other, repo_of[other]))
+    return out
+
+
+# --- the report -----------------------------------------------------------------------------------
+
+def _pct(a, b):
+    return f"{a / b:.0%} ({a}/{b})" if b else "–"
+
+
+def rows(label, figures, halves="AB"):
+    out = []
+    for h in halves:
+        f = figures[h]
+        injected = f["cont_injected"] + f["fresh_injected"]
+        related = f["cont_related"] + f["fresh_related"]
+        name = f"{h} ({'tuned on' if h == TUNED else 'held out'})"
+        out.append(harness.row(label, name, _pct(related, injected), _pct(f["cont_found"], f["cont_prompts"]),
+                               f"{f['cont_related']}/{f['cont_injected']}",
+                               f"{f['fresh_with']} of {f['fresh_prompts']} ({f['fresh_injected']} items)"))
+    return out
 
 
 def render(data):
     m = harness.machine()
+    c = data["corpus"]
+    languages = ", ".join(f"{k} {v}" for k, v in c["languages"].items())
+    other = sum(v for k, v in c["languages"].items() if k != "en")
     lines = [
-        "# First-prompt injection replay", "",
-        f"- Date: {harness.stamp()}; machine: {m['cpu']}, {m['cores']} cores, Python {m['python']}",
-        "- Command: `python bench/first_prompt.py` (library: bench/recall.py's base library, "
-        f"{data['items']} items from the evaluation's real sessions, extractive records)",
-        f"- {data['prompts']} real first prompts (the first user block of each session with at least two "
-        "distinctive words), each replayed with the rest of the library (*continuation*) and with only other "
-        "repositories' sessions (*no own work*).",
-        "- **related** = the injected item comes from the prompt's own repository; precision = related / injected "
-        "over both replays (a floor: an item from another repository on the same subject counts as unrelated). "
-        "**continuation** = prompts whose repository has other sessions in the library that get at least one of "
-        "them injected.",
+        "# First-prompt replay: related or nothing, at the scale of use", "",
+        f"- Date: {harness.stamp()}; machine: {m['cpu']}, {m['cores']} cores, Python {m['python']}; code {data['code']}",
+        "- Command: `.venv/bin/python bench/first_prompt.py" + (" --variants" if len(data["variants"]) > 1 else "")
+        + "` (see its docstring for the replay)",
+        f"- Library: {c['sessions']} real public sessions stored, from {c['repositories']} repositories "
+        f"({', '.join(f'{k} {v}' for k, v in c['types'].items())}); languages of the first prompts: {languages} "
+        f"({other / c['sessions']:.0%} not English).",
+        f"- Halves by a hash of the repository name: A {c['halves']['A']['repositories']} repositories / "
+        f"{c['halves']['A']['sessions']} sessions, B {c['halves']['B']['repositories']} / "
+        f"{c['halves']['B']['sessions']}. The rule was tuned on **{TUNED}**; the other half was not looked at.",
+        "- Repositories that share a name are laid out as `owner-name` (one machine cannot hold both at one "
+        f"path; by name the project rule would make them one project): {', '.join(c['renamed']) or 'none'}.",
+        "- **precision** = injected items from the prompt's own repository / all injected items (continuation and "
+        "fresh together). **continuation found** = latest sessions of a repository with earlier sessions that get "
+        "at least one of them injected. **fresh**: prompts that get anything injected from a library without "
+        "their repository (every such item is unrelated).",
+        "- Builds (`jezero run`, extractive): " + ", ".join(f"{k} {v['seconds']} s" for k, v in data["builds"].items()),
+        f"- Hook latency through the endpoint (all replays): p50 {data['latency'][0]['p50']:.1f} ms, "
+        f"p95 {max(x['p95'] for x in data['latency'] if x):.1f} ms",
         "",
-        *harness.header("rule", "precision", "injected (continuation / no own work)",
-                        "prompts with an injection (cont. / none)", "continuation found"),
+        *harness.header("rule", "half", "precision", "continuation found", "continuation related/injected",
+                        "fresh prompts with an injection"),
     ]
-    for name, result in data["results"].items():
-        cont, none = result["continuation"], result["no_own_work"]
-        injected = cont["injected"] + none["injected"]
-        precision = (cont["related"] + none["related"]) / injected if injected else float("nan")
-        lines.append(harness.row(
-            name, f"{precision:.0%} ({cont['related'] + none['related']}/{injected})",
-            f"{cont['injected']} / {none['injected']}",
-            f"{cont['prompts_with_injection']} / {none['prompts_with_injection']} of {cont['prompts']}",
-            f"{cont['continued']}/{cont['reachable']} ({cont['continued'] / cont['reachable']:.0%})"))
-    default = next(name for name in data["results"] if name.startswith("**new rule"))
-    lines += ["", "## Unrelated injections of the new rule (default), for a reader to judge", ""]
-    for mode in ("continuation", "no_own_work"):
-        for session, prompt, other, title in data["results"][default][mode]["unrelated_examples"]:
-            lines.append(f"- *{mode}* `{session}`: “{prompt}” → `{other}`: {title}")
+    if BEFORE.exists():
+        before = harness.read_json(BEFORE)
+        lines += rows(f"before ({before['code']})", before["figures"])
+    for label in data["variants"]:
+        lines += rows(label if label != "default" else "**now (default)**", data["figures"][label])
+    if data["notes"]:
+        lines += ["", "## Sessions left out", "", *[f"- {note}" for note in data["notes"]]]
+    lines += ["", f"## Unrelated injections of the default rule in half {TUNED} (tuned on), for a reader to judge", ""]
+    for mode, _key, repo, prompt, other, other_repo in data["examples"]:
+        prompt = " ".join(prompt.split())
+        lines.append(f"- *{mode}* `{repo}` “{prompt}” → `{other_repo}` ({other})")
+    if not data["examples"]:
+        lines.append("- none")
     return "\n".join(lines) + "\n"
 
 
 def main():
-    if harness.child_main({"replay": child}):
+    if harness.child_main({"survey": survey, "replay": replay}):
         return
     parser = harness.parser(__doc__)
     parser.add_argument("--output", default=str(OUTPUT))
+    parser.add_argument("--variants", action="store_true", help="also replay the rule's thresholds varied")
+    parser.add_argument("--save-before", action="store_true",
+                        help=f"keep the default rule's figures as the 'before' row ({BEFORE.name})")
     args = parser.parse_args()
-    data = harness.spawn(__file__, "replay", out=recall.WORK_DIR / "result-first-prompt.json")
+    WORK_DIR.mkdir(parents=True, exist_ok=True)
+    data = run(args.variants)
+    harness.write_json(WORK_DIR / "result.json", data)
+    if args.save_before:
+        harness.write_json(BEFORE, {"code": data["code"], "figures": data["figures"]["default"],
+                                    "corpus": data["corpus"]})
     harness.write_report(args.output, render(data))
 
 

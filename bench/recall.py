@@ -558,8 +558,17 @@ def table(result, configs, groups, form):
     return "\n".join(lines)
 
 
+def half(repo):
+    """"A" or "B": a repository's half of the evaluation, by a hash of its name (stable across
+    runs): bench/first_prompt.py tunes on A and reports B; recall is reported for both."""
+    return "AB"[hashlib.sha256(repo.lower().encode()).digest()[0] % 2]
+
+
 def groups_of(qs):
     out = [("all", [q["id"] for q in qs])]
+    repo_of = repositories()
+    for h in "AB":
+        out.append((f"half {h}", [q["id"] for q in qs if half(repo_of[q["session"]]) == h]))
     for difficulty in ("easy", "medium", "hard"):
         out.append((difficulty, [q["id"] for q in qs if q["difficulty"] == difficulty]))
     out.append(("English", [q["id"] for q in qs if q["language"] == "en"]))

@@ -19,7 +19,7 @@ from django.db import connection
 from django.utils import timezone
 
 from library import filters as reads
-from library import ranking, records, snippets, store, terms
+from library import ranking, records, snippets, store, terms, tokens
 from library.errors import BadInput, NotFound
 from library.filters import ALL_SOURCES  # noqa: F401  (callers have always found it here)
 from library.timeutil import from_db, iso
@@ -292,7 +292,7 @@ def _record_snippets(match, ids):
         return dict(cursor.fetchall())
 
 
-# --- rare words (the first-prompt rule of SPEC §13 "Precision") --------------------------------
+# --- words held (the first-prompt rule, docs/design.md "The first-prompt rule") --------------------
 
 def library_size():
     """How many items the library holds (all sources)."""
@@ -301,24 +301,74 @@ def library_size():
         return cursor.fetchone()[0]
 
 
+_counted = (None, None)   # (item change seq, script counts): counts change only when items do
+
+
+def forget_script_counts():
+    """Drop this process's script counts (a database rolled back under it: tests)."""
+    global _counted
+    _counted = (None, None)
+
+
+def script_counts():
+    """{script: how many items of the whole library are written in it} (`store.script_counts`),
+    read again only after an item was written or deleted (every write is an item change)."""
+    global _counted
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT max(coalesce((SELECT max(seq) FROM {store.CHANGES}), 0), "
+                       f"coalesce((SELECT seq FROM sqlite_sequence WHERE name = %s), 0))", [store.CHANGES])
+        seq = cursor.fetchone()[0]
+    seen, counts = _counted
+    if seen != seq or counts is None:
+        counts = store.script_counts()
+        _counted = (seq, counts)
+    return counts
+
+
+def _word_expression(word):
+    """A whole word (or a CJK two-character phrase) of the word indexes."""
+    found = tokens.index_tokens(word)
+    return tokens.phrase(found) if found else None
+
+
 def items_with_words(words, *, at_most):
-    """{word: item ids whose record or original holds it} for each word found in at most
-    `at_most` items of the whole library; commoner words are left out. Each look-up reads
-    at most `at_most + 1` rows per index, so a common word costs no more than a rare one."""
+    """{word: ids of the items whose record or original holds it as a whole word} for each
+    word held by at most `at_most[word]` items of the whole library; commoner words are left
+    out. Each look-up reads at most `at_most[word] + 1` rows per index, so a common word costs
+    no more than a rare one."""
     out = {}
     with connection.cursor() as cursor:
         for word in words:
+            expression, limit = _word_expression(word), at_most[word]
+            if expression is None:
+                continue
             ids = set()
-            for table, match in ((store.FTS_TABLE, build_match_query(word)),
-                                 (store.ORIGINAL_TABLE, terms.build_original_query(f'"{word}"'))):
-                if match is None:
-                    continue
-                cursor.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH %s LIMIT %s", [match, at_most + 1])
+            for table in (store.WORDS_TABLE, store.ORIGINAL_TABLE):
+                cursor.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH %s LIMIT %s", [expression, limit + 1])
                 ids.update(row[0] for row in cursor.fetchall())
-                if len(ids) > at_most:
+                if len(ids) > limit:
                     break
-            if ids and len(ids) <= at_most:
+            if ids and len(ids) <= limit:
                 out[word] = ids
+    return out
+
+
+def words_held(ids, words):
+    """{item id: the words (of `words`) its record or original holds as whole words}."""
+    out = {item_id: set() for item_id in ids}
+    if not ids:
+        return out
+    marks = ", ".join("%s" for _ in ids)
+    with connection.cursor() as cursor:
+        for word in words:
+            expression = _word_expression(word)
+            if expression is None:
+                continue
+            for table in (store.WORDS_TABLE, store.ORIGINAL_TABLE):
+                cursor.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH %s AND rowid IN ({marks})",
+                               [expression, *ids])
+                for (item_id,) in cursor.fetchall():
+                    out[item_id].add(word)
     return out
 
 

@@ -19,6 +19,10 @@ Three FTS5 tables, rowid = item id, all kept in step with the items by this modu
   of the original-text index: the fused search reads the record through it. Contentless like
   the original-text index, with a stored `digest` of the record text it indexes.
 
+Beside them, `items_scripts` (`item_id`, `scripts`): the scripts each item is written in
+(`tokens.scripts_of` of its title, summary and original), so that the first-prompt rule can
+count a word's rarity among the items of its own script (`script_counts`).
+
 The same calls keep, beside the two word indexes, the postings of their common terms
 (`library.postings`) and the item vectors of the search by meaning (`library.meaning`), and
 log every item write in `item_changes` (the seq the postings and the search's item catalog
@@ -40,7 +44,7 @@ from django.conf import settings
 from django.db import DatabaseError, connections, transaction
 
 from library import indexes, meaning, postings
-from library.tokens import index_text
+from library.tokens import SCRIPTS, index_text, scripts_of
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +54,7 @@ BM25_WEIGHTS = indexes.RECORD_WEIGHTS
 ORIGINAL_TABLE = indexes.ORIGINAL.table
 WORDS_TABLE = indexes.WORDS.table
 CHANGES = postings.CHANGES
+SCRIPTS_TABLE = "items_scripts"
 _BATCH = 500
 
 
@@ -244,6 +249,9 @@ def sync_items(items, using="default"):
                 cursor.executemany(_WORDS_INSERT, stale)
                 postings.note(cursor, indexes.WORDS, seq, written=[(row[0], row[1:-1]) for row in stale])
             said = {item.pk: digest(item.original) for item in batch}   # each original hashed once
+            if table_exists(cursor, SCRIPTS_TABLE):   # not before migration 0017
+                cursor.executemany(f"INSERT OR REPLACE INTO {SCRIPTS_TABLE}(item_id, scripts) VALUES (%s, %s)",
+                                   [(item.pk, item_scripts(item)) for item in batch])
             if meaning.exists(cursor):   # not before migration 0013
                 held = meaning.digests(cursor, ids)
                 texts = ((item, meaning.text_of(item)) for item in batch)
@@ -259,6 +267,48 @@ def sync_items(items, using="default"):
                 rows = [_original_row(item.pk, item.original) for item in stale]
                 cursor.executemany(_ORIGINAL_INSERT, rows)
                 postings.note(cursor, indexes.ORIGINAL, seq, written=[(row[0], (row[1],)) for row in rows])
+
+
+def item_scripts(item):
+    """The scripts bit set of an item (`tokens.scripts_of` of what it says)."""
+    return scripts_of(item.title, item.summary, item.original)
+
+
+def script_counts(using="default"):
+    """{script name: how many items are written in it} (`items_scripts`; every item counts
+    for Latin)."""
+    counts = dict.fromkeys(SCRIPTS, 0)
+    with connections[using].cursor() as cursor:
+        if not table_exists(cursor, SCRIPTS_TABLE):
+            return counts
+        cursor.execute(f"SELECT scripts, count(*) FROM {SCRIPTS_TABLE} GROUP BY scripts")
+        for bits, count in cursor.fetchall():
+            for i, name in enumerate(SCRIPTS):
+                if bits & (1 << i):
+                    counts[name] += count
+    return counts
+
+
+def fill_scripts(using="default", progress=None):
+    """Every item's scripts anew (`rebuild`). Call inside a transaction. Returns how many."""
+    from library.models import Item
+
+    done = 0
+    with connections[using].cursor() as cursor:
+        cursor.execute(f"DELETE FROM {SCRIPTS_TABLE}")
+        items = Item.objects.using(using).order_by("pk").only("pk", "title", "summary", "original")
+        batch = []
+        for item in items.iterator(chunk_size=500):
+            batch.append((item.pk, item_scripts(item)))
+            if len(batch) >= 500:
+                cursor.executemany(f"INSERT INTO {SCRIPTS_TABLE}(item_id, scripts) VALUES (%s, %s)", batch)
+                done += len(batch)
+                batch = []
+        cursor.executemany(f"INSERT INTO {SCRIPTS_TABLE}(item_id, scripts) VALUES (%s, %s)", batch)
+        done += len(batch)
+    if progress:
+        progress(done, done)
+    return done
 
 
 def sync_ids(ids, using="default"):
@@ -278,6 +328,9 @@ def forget(ids, using="default"):
             seq = log_changes(cursor, chunk)
             for index in INDEXES:
                 _delete_rows(cursor, index.table, chunk)
+            if table_exists(cursor, SCRIPTS_TABLE):
+                marks = ", ".join("%s" for _ in chunk)
+                cursor.execute(f"DELETE FROM {SCRIPTS_TABLE} WHERE item_id IN ({marks})", chunk)
             for index in indexes.WORD_INDEXES:
                 postings.note(cursor, index, seq, removed=chunk)
             meaning.forget(cursor, chunk)
@@ -324,6 +377,11 @@ def ensure_index(using="default"):
         if cursor.fetchone()[0]:
             meaning.clear(cursor)
             changed = True
+        if table_exists(cursor, SCRIPTS_TABLE):
+            cursor.execute(f"SELECT EXISTS (SELECT 1 FROM {SCRIPTS_TABLE})")
+            if cursor.fetchone()[0]:
+                cursor.execute(f"DELETE FROM {SCRIPTS_TABLE}")
+                changed = True
     return changed
 
 
@@ -385,6 +443,8 @@ def rebuild(tokenizer=None, original_tokenizer=None, using="default", progress=N
                 postings.refresh(index.words, tokenizers[index], using,
                                  (lambda d, t, label=f"{postings.LABEL} ({index.label})": progress(label, d, t))
                                  if progress else None)
+        if only is None:
+            fill_scripts(using)
         if only in (None, MEANING):
             done = fill_vectors(using, (lambda d, t: progress(MEANING_LABEL, d, t)) if progress else None)
     return done
@@ -611,6 +671,7 @@ def check(using="default"):
                 f"{part.configured_tokenizer!r}: run `jezero reindex`"
             )
     _check_vectors(report, using)
+    _check_scripts(report, using)
     for index in indexes.WORD_INDEXES:
         with connections[using].cursor() as cursor:
             if table_exists(cursor, index.table):
@@ -645,6 +706,24 @@ def _check_vectors(report, using):
     if part.tokenizer != meaning.MODEL:
         report.problems.append(f"the {MEANING_LABEL} were made by {part.tokenizer!r}, this version uses "
                                f"{meaning.MODEL!r}: run `jezero reindex --only meaning`")
+
+
+def _check_scripts(report, using):
+    """Each item's scripts against what it says."""
+    from library.models import Item
+
+    part = IndexReport(SCRIPTS_TABLE, "scripts of the items")
+    with connections[using].cursor() as cursor:
+        if not table_exists(cursor, SCRIPTS_TABLE):
+            report.problems.append(f"the scripts of the items ({SCRIPTS_TABLE}) are missing: run `jezero migrate`")
+            return
+        expected = ((item.pk, item_scripts(item)) for item in Item.objects.using(using).order_by("pk")
+                    .only("pk", "title", "summary", "original").iterator(chunk_size=500))
+        cursor.execute(f"SELECT item_id, scripts FROM {SCRIPTS_TABLE} ORDER BY item_id")
+        _merge_compare(expected, iter(cursor.fetchone, None), part)
+    wrong = sorted(part.missing + part.extra + part.different)
+    if wrong:
+        report.problems.append(f"items whose scripts are missing or wrong: {_shown(wrong)}; run `jezero reindex`")
 
 
 def _merge_compare(expected, actual, report):

@@ -106,7 +106,7 @@ def build_match_query(text, tokenizer=None):
     return " OR ".join(quoted) or None
 
 
-def _cjk_bigrams(run):
+def cjk_bigrams(run):
     """A run of CJK characters as phrases of two adjacent characters (one for a lone one)."""
     if len(run) == 1:
         return [run]
@@ -129,7 +129,7 @@ def original_terms(text):
             # Split the term into its CJK runs (as bigrams) and the other words around them.
             for piece in re.split(f"([{CJK_CHARS}]+)", term):
                 if CJK_RUN_RE.fullmatch(piece):
-                    out.extend(_cjk_bigrams(piece))
+                    out.extend(cjk_bigrams(piece))
                 else:
                     out.extend(w for w in _WORD_RE.findall(piece) if fold(w) not in STOP_WORDS)
             continue

@@ -93,10 +93,11 @@ def _no_search_caches_across_tests():
     """The search keeps, per process, what it read of the postings and the items
     (`library.postings`, `library.catalog`); each test rolls its database back, which a
     running server never does: start every test without them."""
-    from library import catalog, postings
+    from library import catalog, postings, search
 
     postings.forget_held()
     catalog.forget_versions()
+    search.forget_script_counts()
     yield
 
 

@@ -31,7 +31,7 @@ def test_distinctive_words_fold_accents_drop_stop_words_and_short_ones():
     assert hooks.distinctive_words("Please help me FIX the Migración of the café DB, para la app") == [
         "migracion", "cafe", "app"]
     assert hooks.distinctive_words("quiero ayuda para el menú") == ["menu"]
-    assert len(hooks.distinctive_words(" ".join(f"word{n}" for n in range(40)))) == 20
+    assert len(hooks.distinctive_words(" ".join(f"word{n}" for n in range(40)))) == hooks.FIRST_PROMPT_MAX_WORDS
     assert hooks.distinctive_words("deploy deploy Deploy") == ["deploy"]
 
 
@@ -55,9 +55,23 @@ def test_generic_words_inject_nothing(items, generic):
     assert first("the build of the code file fails again") == ""
 
 
-def test_two_rare_words_anywhere_are_evidence(items, generic):
-    """Words held by at most 3 % of the library (or 3 items) count; the item shows."""
-    target = make_item(title="Upgrade node", summary="Node 18 upgrade.",
+@pytest.fixture
+def many():
+    """A library of some size: 400 sessions with words of their own, so that chance has
+    room to match."""
+    import random
+
+    rng = random.Random(27)
+    vocabulary = [f"{rng.choice('bcdfgklmnprstvz')}{rng.choice('aeiou')}{rng.choice('lnrst')}"
+                  f"{rng.choice('aeiou')}{rng.choice('kmnpt')}{n}" for n in range(3000)]
+    return [make_item(title=f"Session {n}", summary=" ".join(rng.choices(vocabulary, k=8)),
+                      original="user: " + " ".join(rng.choices(vocabulary, k=40)), project=f"filler-{n % 40}")
+            for n in range(400)]
+
+
+def test_rare_words_anywhere_are_evidence_when_chance_would_not_give_them(items, generic, many):
+    """Four words no other item holds, in a library of 400+: shown from another project."""
+    target = make_item(title="Upgrade node", summary="Node 18 upgrade.", project="frontend",
                        original="user: webpack dies with ERR_OSSL_EVP_UNSUPPORTED\n\n"
                                 "assistant: add --openssl-legacy-provider to NODE_OPTIONS")
     context = first("webpack build fails with ERR_OSSL_EVP_UNSUPPORTED, openssl legacy provider?")
@@ -65,9 +79,23 @@ def test_two_rare_words_anywhere_are_evidence(items, generic):
     assert all(f"[{g.id}]" not in context for g in generic)
 
 
+def test_two_rare_words_are_a_coincidence_at_this_scale(items, generic, many):
+    """Two shared rare words happen by chance once a library holds hundreds of sessions."""
+    make_item(title="Upgrade node", project="frontend",
+              original="user: webpack dies with ERR_OSSL_EVP_UNSUPPORTED on the laptop")
+    assert first("the code file build says ERR_OSSL_EVP_UNSUPPORTED with webpack again") == ""
+
+
 def test_one_rare_word_is_not_enough(items, generic):
     make_item(title="Upgrade node", original="user: webpack dies with ERR_OSSL_EVP_UNSUPPORTED")
     assert first("the code file build says ERR_OSSL_EVP_UNSUPPORTED") == ""
+
+
+def test_in_a_small_library_rarity_is_weak_evidence(items):
+    """Fifteen items: every word is rare, so three shared words are no evidence; all five
+    words of a record, each held by it alone, are."""
+    assert first("database migration recipes") == ""
+    assert f"[{items['migration'].id}]" in first("database migration recipes sqlite moved")
 
 
 def test_in_the_working_folders_project_two_words_in_title_or_summary_are_enough(items, generic):
@@ -93,8 +121,8 @@ def test_whole_words_only_in_the_own_project_rule(items):
 
 
 def test_accents_do_not_matter_for_the_rule(items):
-    context = first("exportar menu del cafe")
-    assert f"[{items['cafe'].id}]" in context
+    context = hooks.first_prompt("exportar menu del cafe", allowed_sources=ALL_SOURCES, project="recipes-app")
+    assert f"[{items['cafe'].id}]" in context.context
 
 
 def test_at_most_three_lines_with_the_check_note_framed_as_data(items):
@@ -109,9 +137,12 @@ def test_at_most_three_lines_with_the_check_note_framed_as_data(items):
 
 
 def test_the_callers_sources_apply(items):
-    make_item(title="Stripe invoice accountant", summary="stripe invoice", source="mail-home", key="mail-home:9")
-    assert "accountant" in first("stripe invoice accountant")
-    assert first("stripe invoice accountant", sources=["agent-*"]) == ""
+    make_item(title="Stripe invoice accountant", summary="stripe invoice", source="mail-home", key="mail-home:9",
+              project="household")
+    def ask(sources):
+        return hooks.first_prompt("stripe invoice accountant", allowed_sources=sources, project="household").context
+    assert "accountant" in ask(ALL_SOURCES)
+    assert ask(["agent-*"]) == ""
 
 
 def test_session_start_shows_the_projects_five_newest_and_the_protocol(settings, items):

@@ -363,7 +363,8 @@ def render(data):
         f"({other / c['sessions']:.0%} not English).",
         f"- Halves by a hash of the repository name: A {c['halves']['A']['repositories']} repositories / "
         f"{c['halves']['A']['sessions']} sessions, B {c['halves']['B']['repositories']} / "
-        f"{c['halves']['B']['sessions']}. The rule was tuned on **{TUNED}**; the other half was not looked at.",
+        f"{c['halves']['B']['sessions']}. The rule was chosen on the figures and unrelated injections of **{TUNED}**; the other "
+        "half's figures are printed beside them, its injections never.",
         "- Repositories that share a name are laid out as `owner-name` (one machine cannot hold both at one "
         f"path; by name the project rule would make them one project): {', '.join(c['renamed']) or 'none'}.",
         "- **precision** = injected items from the prompt's own repository / all injected items (continuation and "

@@ -1,4 +1,6 @@
-"""What the agent hooks inject (SPEC §13), computed on the server so the plugins stay thin.
+"""What the agent hooks inject (SPEC §13; docs/design.md "The first-prompt rule"), computed on
+the server so the plugins stay thin.
+
 The API, the web app's agent view and the plugins' tests all use these two functions.
 
 - `session_start`: the project of the working folder (the §6 rules) → its five newest items

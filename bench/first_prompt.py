@@ -198,7 +198,8 @@ def replay(args):
             shown = {}
             for key, prompt, folder in harness.read_json(args["prompts"]):
                 started = time.perf_counter_ns()
-                response = http.post(HOOK, {"prompt": prompt, "cwd": folder}, content_type="application/json")
+                body = {"prompt": prompt, **({"cwd": folder} if folder else {})}
+                response = http.post(HOOK, body, content_type="application/json")
                 timing.append(time.perf_counter_ns() - started)
                 assert response.status_code == 200, (response.status_code, response.content[:200])
                 context = response.json()["context"]
@@ -209,6 +210,28 @@ def replay(args):
             for name, value in saved.items():
                 setattr(hooks, name, value)
     return {"shown": out, "latency": harness.latency_ms(timing) if timing else None}
+
+
+def recall_at_scale(args):
+    """bench/recall.py's questions put to the full library (every session here as a
+    distractor): recall@1/@5 of the default search per half and form, and with the recency
+    factor off (what the spec's recency boost costs this evaluation)."""
+    harness.setup_django(args["data"], secret=SECRET)
+    from library import search
+
+    found, repo_of, _language, _notes = sessions()
+    source_of = {name: f"s{n:04d}" for n, name in enumerate(sorted(found), start=1)}
+    questions, _missing = recall.questions(found)
+    out = {}
+    for label, changes in (("default", {}), ("recency_weight 0", {"recency_weight": 0.0})):
+        with recall.patched(**changes):
+            for q in questions:
+                for form in recall.FORMS:
+                    hits = search.search(q[form], allowed_sources=search.ALL_SOURCES, limit=10, now=recall.NOW).hits
+                    rank = next((i + 1 for i, hit in enumerate(hits) if hit.source == source_of[q["session"]]), None)
+                    cell = out.setdefault(label, {}).setdefault(half(repo_of[q["session"]]), {}).setdefault(form, [])
+                    cell.append(rank)
+    return {"ranks": out, "questions": len(questions)}
 
 
 # --- the parent ---------------------------------------------------------------------------------
@@ -249,6 +272,8 @@ def run(tuning):
     tries = None
 
     continuation = [(n, prompts[n], cwd(repo_of[n])) for n in latest.values() if n in prompts]
+    # The same prompts from a folder outside every project root: only the rule for other projects applies.
+    continuation += [(f"anonymous:{n}", prompt, None) for n, prompt, _folder in continuation]
     builds["continuation"] = build("continuation", set(stored) - set(latest.values()), found, repo_of, source_of)
     result = harness.spawn(__file__, "replay", data=str(WORK_DIR / "continuation"),
                            prompts=_written("continuation", continuation), tuning=tuning)
@@ -256,7 +281,8 @@ def run(tuning):
     shown = {label: {} for label in tries}
     latency = [result["latency"]]
     for label in tries:
-        shown[label].update({("continuation", k): v for k, v in result["shown"][label].items()})
+        shown[label].update({("anonymous", k.split(":", 1)[1]) if k.startswith("anonymous:") else ("continuation", k): v
+                             for k, v in result["shown"][label].items()})
     for g in range(GROUPS):
         inside = [n for n in stored if group(repo_of[n]) != g]
         fresh = [(n, prompts[n], cwd(repo_of[n])) for n in stored if group(repo_of[n]) == g and n in prompts]
@@ -267,6 +293,7 @@ def run(tuning):
         for label in tries:
             shown[label].update({("fresh", k): v for k, v in result["shown"][label].items()})
 
+    recalled = harness.spawn(__file__, "recall", data=str(WORK_DIR / "full"))
     figures = {label: score(shown[label], repo_of, session_of) for label in tries}
     examples = unrelated(shown["default"], repo_of, session_of, prompts, TUNED)
     corpus = {
@@ -280,7 +307,8 @@ def run(tuning):
                           and folder == repo.replace("/", "-")),
     }
     return {"figures": figures, "corpus": corpus, "builds": builds, "notes": notes, "examples": examples,
-            "latency": latency, "code": harness.git_head("library"), "variants": tries}
+            "latency": latency, "code": harness.git_head("library"), "variants": tries,
+            "recall": recalled}
 
 
 def _written(name, prompts):
@@ -300,19 +328,20 @@ def count(values):
 def score(shown, repo_of, session_of):
     """Per half: continuation prompts, found, injected, related; fresh prompts, with an injection, injected."""
     out = {h: {"cont_prompts": 0, "cont_found": 0, "cont_injected": 0, "cont_related": 0,
-               "fresh_prompts": 0, "fresh_with": 0, "fresh_injected": 0, "fresh_related": 0} for h in "AB"}
+               "fresh_prompts": 0, "fresh_with": 0, "fresh_injected": 0, "fresh_related": 0,
+               "anon_prompts": 0, "anon_found": 0, "anon_injected": 0, "anon_related": 0} for h in "AB"}
     for (mode, key), sources in shown.items():
         repo = repo_of[key]
         h = out[half(repo)]
         related = sum(repo_of[session_of[s]] == repo for s in sources)
-        prefix = "cont" if mode == "continuation" else "fresh"
+        prefix = {"continuation": "cont", "fresh": "fresh", "anonymous": "anon"}[mode]
         h[f"{prefix}_prompts"] += 1
         h[f"{prefix}_injected"] += len(sources)
         h[f"{prefix}_related"] += related
-        if mode == "continuation":
-            h["cont_found"] += related > 0
-        else:
+        if mode == "fresh":
             h["fresh_with"] += bool(sources)
+        else:
+            h[f"{prefix}_found"] += related > 0
     return out
 
 
@@ -346,6 +375,25 @@ def rows(label, figures, halves="AB"):
                                f"{f['cont_related']}/{f['cont_injected']}",
                                f"{f['fresh_with']} of {f['fresh_prompts']} ({f['fresh_injected']} items)"))
     return out
+
+
+def recall_rows(recalled, before, before_code):
+    """The recall section: bench/recall.py's questions against this library."""
+    def cells(ranks):
+        return (f"{sum(r == 1 for r in ranks) / len(ranks):.1%}",
+                f"{sum(bool(r) and r <= 5 for r in ranks) / len(ranks):.1%}")
+
+    lines = ["", f"## Recall at this scale: bench/recall.py's {recalled['questions']} questions against the "
+             "full library", "",
+             "Every session above is a distractor (bench/recall.py's own library holds 168). The default search, "
+             "and with the recency factor off for comparison (the spec fixes it at 0.3).", "",
+             *harness.header("search", "half", "questions R@1", "questions R@5", "keywords R@1", "keywords R@5")]
+    rows = [(f"before ({before_code})", before["ranks"]["default"])] if before else []
+    rows += [(label, ranks) for label, ranks in recalled["ranks"].items()]
+    for label, ranks in rows:
+        for h in "AB":
+            lines.append(harness.row(label, h, *cells(ranks[h]["question"]), *cells(ranks[h]["keywords"])))
+    return lines
 
 
 def render(data):
@@ -383,6 +431,18 @@ def render(data):
         lines += rows(f"before ({before['code']})", before["figures"])
     for label in data["variants"]:
         lines += rows(label if label != "default" else "**now (default)**", data["figures"][label])
+    lines += ["", "## Without a project: the same continuation prompts from a folder outside every project root", "",
+              "Only the rule for other projects applies: how often it still finds the repository's earlier work, "
+              "and how much of what it shows is from the repository.", "",
+              *harness.header("rule", "half", "found", "related/injected")]
+    for label in data["variants"]:
+        for h in "AB":
+            f = data["figures"][label][h]
+            if "anon_prompts" in f:
+                lines.append(harness.row(label, h, _pct(f["anon_found"], f["anon_prompts"]),
+                                         f"{f['anon_related']}/{f['anon_injected']}"))
+    lines += recall_rows(data["recall"], harness.read_json(BEFORE).get("recall") if BEFORE.exists() else None,
+                         harness.read_json(BEFORE)["code"] if BEFORE.exists() else None)
     if data["notes"]:
         lines += ["", "## Sessions left out", "", *[f"- {note}" for note in data["notes"]]]
     lines += ["", f"## Unrelated injections of the default rule in half {TUNED} (tuned on), for a reader to judge", ""]
@@ -395,7 +455,7 @@ def render(data):
 
 
 def main():
-    if harness.child_main({"survey": survey, "replay": replay}):
+    if harness.child_main({"survey": survey, "replay": replay, "recall": recall_at_scale}):
         return
     parser = harness.parser(__doc__)
     parser.add_argument("--output", default=str(OUTPUT))
@@ -408,7 +468,7 @@ def main():
     harness.write_json(WORK_DIR / "result.json", data)
     if args.save_before:
         harness.write_json(BEFORE, {"code": data["code"], "figures": data["figures"]["default"],
-                                    "corpus": data["corpus"]})
+                                    "corpus": data["corpus"], "recall": data["recall"]})
     harness.write_report(args.output, render(data))
 
 

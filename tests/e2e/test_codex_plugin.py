@@ -111,6 +111,11 @@ def test_a_codex_session_through_the_plugin_is_in_the_timeline_within_a_minute(i
     model.script(responses_reply(ANSWER))   # one turn, one model call
     project = tmp_path / "shop"
     project.mkdir()
+    # A repository of its own: the plugin sends its remote with the upload and the hooks, so
+    # the session and the next one's first prompt are both of project `shop` (the first-prompt
+    # rule shows the own project's earlier work on two shared words).
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    subprocess.run(["git", "-C", str(project), "remote", "add", "origin", "https://example.com/ana/shop.git"], check=True)
     try:
         with worker_running(env, jezero), serving(env) as url:
             turn = subprocess.run(

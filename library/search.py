@@ -294,13 +294,6 @@ def _record_snippets(match, ids):
 
 # --- words held (the first-prompt rule, docs/design.md "The first-prompt rule") --------------------
 
-def library_size():
-    """How many items the library holds (all sources)."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM items")
-        return cursor.fetchone()[0]
-
-
 _counted = (None, None)   # (item change seq, script counts): counts change only when items do
 
 

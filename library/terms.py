@@ -20,7 +20,7 @@ import re
 
 from library import store
 from library.errors import BadInput
-from library.tokens import CJK_CHARS, CJK_RUN_RE, fold, index_text, quote
+from library.tokens import CJK_RUN_RE, CJK_SPLIT_RE, fold, index_text, quote
 
 STOP_WORDS = frozenset("""
 the and for with that this from have has had was were are is be been being you your yours our ours their them they
@@ -127,7 +127,7 @@ def original_terms(text):
             continue
         if CJK_RUN_RE.search(term):
             # Split the term into its CJK runs (as bigrams) and the other words around them.
-            for piece in re.split(f"([{CJK_CHARS}]+)", term):
+            for piece in CJK_SPLIT_RE.split(term):
                 if CJK_RUN_RE.fullmatch(piece):
                     out.extend(cjk_bigrams(piece))
                 else:

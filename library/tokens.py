@@ -27,6 +27,7 @@ CJK_CHARS = (
 )
 CJK_RE = re.compile(f"[{CJK_CHARS}]")
 CJK_RUN_RE = re.compile(f"[{CJK_CHARS}]+")
+CJK_SPLIT_RE = re.compile(f"([{CJK_CHARS}]+)")   # re.split keeps the runs between the other pieces
 _CJK_ONE_RE = re.compile(f"([{CJK_CHARS}])")
 _PRIVATE_RE = re.compile("[\ue000-\uf8ff]")
 _TOKEN_RE = re.compile(r"[^\W_]+")

@@ -22,9 +22,7 @@ from django.conf import settings
 from library import search
 from library.ingest import projects
 from library.terms import STOP_WORDS, cjk_bigrams
-from library.tokens import CJK_CHARS, CJK_RUN_RE, fold, language_of, script_of
-
-CJK_SPLIT_RE = re.compile(f"([{CJK_CHARS}]+)")
+from library.tokens import CJK_RUN_RE, CJK_SPLIT_RE, fold, language_of, script_of
 
 SESSION_START_ITEMS = 5
 FIRST_PROMPT_SHOW = 3

@@ -84,7 +84,7 @@ def sessions():
             if not sha256(path).startswith(row["sha256_16"]):
                 notes.append(f"corpus/{row['file']} differs from its manifest: left out")
                 continue
-            found[f"corpus/{row['file']}"] = ("specstory", path, Path(row["file"]))
+            found[f"corpus/{row['file']}"] = ("specstory", path, _layout("specstory", row["path"], row["file"]))
     fixtures = SHARED_DIR / "fixtures"
     for line in (fixtures / "SOURCES.md").read_text(encoding="utf-8").splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
@@ -124,6 +124,8 @@ def _layout(kind, source_path, name):
         return Path("2025/01/01") / (base if base.startswith("rollout-") else f"rollout-{base}")
     if kind == "pi":
         return Path("--project--") / Path(source_path).name
+    if kind == "specstory":   # SpecStory's own name: it dates an export whose turns carry no time
+        return Path(Path(source_path).name)
     return Path(name)
 
 

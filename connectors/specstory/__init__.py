@@ -50,8 +50,15 @@ export (which renders its own calls as `<tool-use>` blocks) a bare `Tool use: **
 and a patch's `**Update: `file`**` line start such a call too; in older exports a bare
 `Tool use: **name**` is an early Cursor piece, which a `---` line ends.
 
-Times come from the turn headers (a turn without one takes the last time seen); an export
-with no times at all (the old format) gets the file's modification time for every entry.
+Times come from the turn headers (a turn without one takes the last time seen). An export
+whose turns carry no time (the old format) takes the session's start from its header — the
+session comment's `(<time>)`, else the title's `(2025-08-27 07:57Z)` — else from SpecStory's
+file name (`2025-02-27_12-02Z-title.md`; the title's seconds when its date agrees), else from
+a title date written with slashes (`(2025/1/22 17:33:05)`; `(3/1/2025, 5:23:06 PM)` month
+first, as en-US writes it with a 12-hour clock; `(27/02/2025, 12:02:35)` day first, as en-GB
+does with a 24-hour one), and only then the file's modification time: a history folder
+committed to a repository is checked out with every file modified at the checkout, so its
+sessions would all look new. A time without an offset is UTC.
 Hints: `agent` (from the session comment: `claude_code`, `codex`, `gemini_cli`, else the
 label in snake case), `session_id`, `title_hint` (the `# title`, without a trailing
 `(date)`; none when the title is only a date or "Untitled"), `model` (the last main-agent
@@ -84,6 +91,12 @@ _TIME_AT_END = re.compile(
     r"(?:^|\s)(?P<time>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)$")
 _TITLE = re.compile(r"^##?\s+(?P<title>.+?)\s*$")
 _TITLE_DATE = re.compile(r"\s*\((?:\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{4})[^)]*\)$")
+_SESSION_TIME = re.compile(r"\((?P<time>\d{4}-\d{2}-\d{2}[ T][^)]*)\)\s*-->\s*$")
+_ISO_IN_TITLE = re.compile(r"\((?P<time>\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?(?:Z|[+-]\d{2}:?\d{2})?)\)$")
+_SLASHED_IN_TITLE = re.compile(   # (2025/1/22 17:33:05), (27/02/2025, 12:02:35), (3/1/2025, 5:23:06 PM)
+    r"\((?:(?P<year>\d{4})/(?P<month>\d{1,2})/(?P<day>\d{1,2})|(?P<a>\d{1,2})/(?P<b>\d{1,2})/(?P<year2>\d{4})),?"
+    r"\s*(?:(?P<hour>\d{1,2}):(?P<minute>\d{2})(?::(?P<second>\d{2}))?\s*(?P<half>[AP]M)?)?\)$", re.IGNORECASE)
+_FILE_TIME = re.compile(r"^(?P<date>\d{4}-\d{2}-\d{2})_(?P<h>\d{2})-(?P<m>\d{2})(?:-(?P<s>\d{2}))?(?P<z>Z)?(?:-|\.md$)")
 _ONLY_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([ T][\d:.]+)?(Z|[+-]\d{2}:?\d{2})?$")
 _MESSAGE_ID = re.compile(r"^\s*<!-- message-id: .* -->\s*$")
 _SEPARATOR = "---"
@@ -127,7 +140,7 @@ class SpecStoryConnector:
         for line in iter_lines(unit.path, reading.warnings):
             export.feed(line)
         export.finish()
-        reading.entries = export.timed_entries(unit.modified)
+        reading.entries = export.timed_entries(Path(unit.path).name, unit.modified)
         reading.hints = export.hints(Path(unit.path))
         return reading
 
@@ -228,6 +241,8 @@ class _Export:
                 self.facts["specstory_version"] = marker.group("version")
         elif (session := _SESSION.match(stripped)) and "session_id" not in self.facts:
             self.facts["session_id"] = _session_id(session.group("id"))
+            if stamp := _SESSION_TIME.search(stripped):
+                self.facts["session_time"] = stamp.group("time")
             label = session.group("agent").strip()
             self.facts["agent"] = _AGENTS.get(label.lower(), re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_"))
         elif (title := _TITLE.match(stripped)) and "title" not in self.facts:
@@ -356,11 +371,27 @@ class _Export:
         if not self.turns_seen:
             self.warnings["no_turns"] += 1
 
-    def timed_entries(self, modified):
+    def timed_entries(self, file_name, modified):
         """Entries with a time each: before the first timed turn, the first time; with no
-        time in the whole export, the file's modification time."""
-        first = next((entry.time for entry in self.entries if entry.time is not None), None) or modified
+        time in any turn, the session's start (`started`), else the file's modification time."""
+        first = next((entry.time for entry in self.entries if entry.time is not None), None)
+        first = first or self.started(file_name) or modified
         return [entry if entry.time is not None else Entry(entry.role, entry.text, first) for entry in self.entries]
+
+    def started(self, file_name):
+        """When the session started by its header or SpecStory's file name (module docstring:
+        in that order); None when neither says."""
+        title = self.facts.get("title") or ""
+        iso = _ISO_IN_TITLE.search(title)
+        named = _FILE_TIME.match(file_name)
+        slashed = _SLASHED_IN_TITLE.search(title)
+        readings = _slashed_times(slashed) if slashed else []
+        name = named and f"{named['date']}T{named['h']}:{named['m']}:{named['s'] or '00'}{named['z'] or ''}"
+        if name:     # the title's reading that agrees with the name to the minute adds its seconds
+            readings = [reading for reading in readings if reading[:16] == name[:16]] or [name]
+        candidates = (self.facts.get("session_time"), iso and iso.group("time"), _ONLY_DATE.match(title) and title,
+                      *readings[:1])
+        return next((moment for moment in map(_time_or_none, candidates) if moment is not None), None)
 
     def hints(self, path):
         hints = {key: self.facts[key] for key in ("agent", "session_id", "model", "specstory_version")
@@ -371,6 +402,27 @@ class _Export:
         if path.parent.name == "history" and path.parent.parent.name == ".specstory":
             hints["cwd"] = os.path.abspath(path.parent.parent.parent)
         return hints
+
+
+def _time_or_none(value):
+    return parse_time(value.replace(" ", "T", 1)) if value else None
+
+
+def _slashed_times(match):
+    """A title's date with slashes as ISO 8601, the likelier reading first: year first
+    (`2025/1/22`), else month first with a 12-hour clock (`3/1/2025, 5:23:06 PM`, as en-US
+    writes it) and day first with a 24-hour one (`27/02/2025, 12:02:35`, as en-GB does); a
+    number past 12 leaves one reading."""
+    hour, minute, second = int(match["hour"] or 0), int(match["minute"] or 0), int(match["second"] or 0)
+    if match["half"]:
+        hour = hour % 12 + (12 if match["half"].upper() == "PM" else 0)
+    if match["year"]:
+        dates = [(int(match["year"]), int(match["month"]), int(match["day"]))]
+    else:
+        a, b, year = int(match["a"]), int(match["b"]), int(match["year2"])
+        dates = [(year, a, b), (year, b, a)] if match["half"] else [(year, b, a), (year, a, b)]
+    return [f"{year:04d}-{month:02d}-{day:02d}T{hour:02d}:{minute:02d}:{second:02d}"
+            for year, month, day in dates if 1 <= month <= 12 and 1 <= day <= 31]
 
 
 def _title_hint(title):

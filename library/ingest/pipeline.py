@@ -37,10 +37,11 @@ from library.errors import NotConfigured, RunRefused
 from library.ingest import configured, inbox, markers, projects, redact
 from library.ingest.exclusions import Exclusions
 from library.ingest.segments import segment
-from library.ingest.summarize import SummaryError, SummaryRequest, write_record
+from library.ingest.summarize import SummaryError, SummaryRequest
 from library.ingest.summarize import configuration as summarizer_configuration
 from library.ingest.summarize.prompt import context_line
 from library.models import Item, RunReport, UnitCursor
+from library.records import write_record
 
 logger = logging.getLogger(__name__)
 

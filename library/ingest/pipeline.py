@@ -33,12 +33,13 @@ from connectors.base import UnitError, finish_blocks
 from connectors.text import ONE_LINE_CHARS
 from library import forget
 from library.errors import NotConfigured, RunRefused
-from library.ingest import configured, inbox, locks, markers, projects, redact
+from library.ingest import configured, locks, markers, projects, redact
 from library.ingest.exclusions import Exclusions
 from library.ingest.segments import segment
 from library.ingest.summarize import SummaryError, SummaryRequest
 from library.ingest.summarize import configuration as summarizer_configuration
 from library.ingest.summarize.prompt import context_line
+from library.ingest.upload_connector import InboxConnector
 from library.models import Item, RunReport, UnitCursor
 from library.records import write_record
 
@@ -412,7 +413,7 @@ class Run:
     def execute(self):
         report, config = self.report, self.config
         if config["type"] == "upload":
-            connector = inbox.InboxConnector(self.name)
+            connector = InboxConnector(self.name)
         else:
             connector = registry.make(config["type"], config)
         if config.get("path") and not Path(config["path"]).expanduser().exists():

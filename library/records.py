@@ -1,7 +1,9 @@
-"""Items as plain records: the dict every adapter shows, and JSONL import/export.
+"""Items as plain records: the dict every adapter shows, a summary written onto an item, and
+JSONL import/export.
 
 `item_dict` is the one serialisation of an item (SPEC §1) used by `get_item` and so by the
-CLI, the JSON API, MCP and the item page. `import_jsonl` validates a whole file before it writes anything and
+CLI, the JSON API, MCP and the item page. `write_record` is the one way a summary's record is
+written onto an item (the pipeline and re-summarising both use it). `import_jsonl` validates a whole file before it writes anything and
 then writes every line in one transaction: any bad line → every bad line is reported with
 its line number and nothing changes. `export_jsonl` writes the inverse, so an export
 imported into an empty library exports to the same bytes.
@@ -16,6 +18,7 @@ from django.utils import timezone
 
 from library import forget
 from library.errors import BadInput
+from library.ingest import projects
 from library.models import Item, Tombstone
 from library.timeutil import iso, parse_when
 from library.vocabulary import ATOM_KINDS, SLUG_RE, SOURCE_NAME_RE, TRUST_LEVELS
@@ -42,6 +45,25 @@ def item_dict(item, include_original=False):
     if include_original:
         data["original"] = item.original
     return data
+
+
+def write_record(item, summary, *, hints, now):
+    """Write `summary` (a `library.ingest.summarize.Summary`) onto `item` (not saved): the
+    record's fields, who wrote it and at what cost, the model's project proposal in the hints
+    (`model_project`, removed when it proposes none) and the project the rules give with those
+    hints (SPEC §6)."""
+    record = summary.record
+    hints = dict(hints)
+    if record.project:
+        hints["model_project"] = record.project
+    else:
+        hints.pop("model_project", None)
+    item.title, item.summary = record.title, record.summary
+    item.questions, item.atoms = list(record.questions), list(record.atoms)
+    item.hints, item.project = hints, projects.project_for(hints, item.source)
+    item.summarizer = summary.summarizer
+    item.input_tokens, item.output_tokens = summary.input_tokens, summary.output_tokens
+    item.updated_at = now
 
 
 def export_record(item):

@@ -25,6 +25,7 @@ from django.utils import timezone
 
 from connectors.types import TYPES, UPLOAD
 from library.errors import BadInput, InvalidConnector, NotFound
+from library.ingest import locks
 from library.models import Client, Connector, Item, UnitCursor
 from library.schema import CONNECTOR_TYPE_KEYS, check_connector, connector_keys, text_values
 
@@ -228,8 +229,6 @@ def remove(name):
     cursors are forgotten, so a connector added again under the name reads its source anew.
     An upload connector that a client still uploads to is refused (its uploads would pile up
     unseen). Raises NotFound, BadInput (jezero.toml's, a client's upload source, running)."""
-    from library.ingest import pipeline
-
     row = _row(name)
     if row.type == UPLOAD:
         uploaders = [client.name for client in Client.objects.filter(upload_source=name, revoked_at=None)
@@ -238,7 +237,7 @@ def remove(name):
             raise BadInput(f"client {', '.join(uploaders)} uploads to {name!r}: revoke it or give it another upload "
                            "source first, or its uploads would never become items")
     shadowed = any(config["name"] == name for config in _file())
-    with pipeline.connector_lock(name), transaction.atomic():
+    with locks.connector_lock(name), transaction.atomic():
         row.delete()
         # When jezero.toml defines the name too, the cursors are the file's connector's.
         forgotten = 0 if shadowed else UnitCursor.objects.filter(connector=name).delete()[0]

@@ -1,4 +1,5 @@
-"""Sessions uploaded by devices (SPEC §12) and the `upload` connector type that reads them.
+"""Sessions uploaded by devices (SPEC §12), kept in the inbox until their `upload` connector
+(`library.ingest.upload_connector`) reads them; `receive()` asks the worker for that run.
 
 `receive()` takes an upload's bytes, parses them at once with the same reader as the
 folder connector of that agent, redacts every entry and hint, and stores only that — never
@@ -27,7 +28,6 @@ import re
 import tempfile
 import zlib
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 
 from django.conf import settings
@@ -35,7 +35,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from connectors import registry
-from connectors.base import Entry, Reading, Unit
+from connectors.base import Reading
 from library import forget
 from library.errors import UploadRejected
 from library.ingest import configured, markers, projects, redact
@@ -233,24 +233,3 @@ def _kept(row, size, ended):
     return Receipt(row, stored=False, detail=f"not stored: the inbox holds a newer copy of this session "
                                              f"({row.size:,} bytes, version {row.version}) than this upload "
                                              f"({size:,} bytes)")
-
-
-class InboxConnector:
-    """The `upload` connector type: the inbox rows of one source, as units."""
-
-    type_name = "upload"
-
-    def __init__(self, source, **options):
-        self.source = source
-
-    def discover(self):
-        rows = InboxSession.objects.filter(source=self.source).only("session_id", "version", "received_at", "ended")
-        for row in rows.iterator():
-            yield Unit(id=row.session_id, ref=row.session_id, fingerprint=str(row.version), modified=row.received_at,
-                       path=None, finished=row.ended)
-
-    def read(self, unit):
-        row = InboxSession.objects.get(source=self.source, session_id=unit.id)
-        entries = [Entry(role=role, text=text, time=datetime.fromisoformat(time) if time else None)
-                   for role, text, time in row.entries]
-        return Reading(entries=entries, hints=dict(row.hints))

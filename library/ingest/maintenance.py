@@ -17,8 +17,9 @@ from django.utils import timezone
 from library.errors import BadInput, NotFound
 from library.ingest import configured, projects, redact
 from library.ingest.segments import parse_blocks, part_hint
-from library.ingest.summarize import SummaryError, SummaryRequest, prompt, write_record
+from library.ingest.summarize import SummaryError, SummaryRequest, prompt
 from library.models import Item
+from library.records import write_record
 
 logger = logging.getLogger(__name__)
 _BATCH = 500

@@ -11,16 +11,15 @@ Guarantees:
 - At most `summarizer.max_concurrency` model calls run at once; `--limit`,
   `max_calls_per_run` and `daily_token_budget` stop the run from calling the model, leaving
   the remaining units for later.
-- One run per connector at a time, across processes (a file lock in the data folder).
+- One run per connector at a time, across processes (a file lock in the data folder:
+  `library.ingest.locks`).
 - A run that dies half-way has its report marked failed ("interrupted") by `reap_runs` or by
   the connector's next run: a report still "running" whose lock is free is of a dead run.
 """
 
-import fcntl
 import logging
 from collections import Counter, deque
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -34,13 +33,15 @@ from connectors.base import UnitError, finish_blocks
 from connectors.text import ONE_LINE_CHARS
 from library import forget
 from library.errors import NotConfigured, RunRefused
-from library.ingest import configured, inbox, markers, projects, redact
+from library.ingest import configured, locks, markers, projects, redact
 from library.ingest.exclusions import Exclusions
 from library.ingest.segments import segment
-from library.ingest.summarize import SummaryError, SummaryRequest, write_record
+from library.ingest.summarize import SummaryError, SummaryRequest
 from library.ingest.summarize import configuration as summarizer_configuration
 from library.ingest.summarize.prompt import context_line
+from library.ingest.upload_connector import InboxConnector
 from library.models import Item, RunReport, UnitCursor
+from library.records import write_record
 
 logger = logging.getLogger(__name__)
 
@@ -107,7 +108,7 @@ def _iso(value):
     return iso(value)
 
 
-# --- configuration and locking ---------------------------------------------------------------
+# --- configuration and dead runs -----------------------------------------------------------------
 
 def connector_config(name):
     """The configuration of connector `name` in use (jezero.toml's or the database's);
@@ -117,22 +118,6 @@ def connector_config(name):
         known = ", ".join(configured.names()) or "none configured"
         raise RunRefused(f"no connector named {name!r} (connectors: {known})")
     return config
-
-
-@contextmanager
-def connector_lock(name):
-    """Hold the connector's run lock (non-blocking); RunRefused when another run has it."""
-    folder = settings.DATA_DIR / "locks"
-    folder.mkdir(exist_ok=True)
-    with open(folder / f"connector-{name}.lock", "w") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise RunRefused(f"connector {name!r} is already running") from None
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 # The error a run report gets when its run died half-way (`reap_runs`).
@@ -168,7 +153,7 @@ def reap_runs(now=None):
     names = RunReport.objects.filter(outcome="running").order_by().values_list("connector", flat=True).distinct()
     for name in list(names):
         try:
-            with connector_lock(name):
+            with locks.connector_lock(name):
                 ended += _end_interrupted(name, now)
         except RunRefused:
             continue   # a live run holds it
@@ -428,7 +413,7 @@ class Run:
     def execute(self):
         report, config = self.report, self.config
         if config["type"] == "upload":
-            connector = inbox.InboxConnector(self.name)
+            connector = InboxConnector(self.name)
         else:
             connector = registry.make(config["type"], config)
         if config.get("path") and not Path(config["path"]).expanduser().exists():
@@ -525,7 +510,7 @@ def _run(config, *, dry_run, sample, limit, now, summarizer, summarizing, progre
     name = config["name"]
     now = now or timezone.now()
     report = Report(connector=name, started_at=now, dry_run=dry_run, sample=sample)
-    with connector_lock(name):
+    with locks.connector_lock(name):
         _end_interrupted(name, now)   # holding the lock: a report still "running" is of a dead run
         row = RunReport.objects.create(connector=name, started_at=now, dry_run=dry_run, sample=sample)
         outcome = "failed"

@@ -13,7 +13,7 @@ from django.db.models import Count, F, Max, Window
 from django.db.models.functions import RowNumber
 
 from library import jobs
-from library.ingest import configured, pipeline
+from library.ingest import configured, locks, pipeline
 from library.models import InboxSession, Job, RunReport, UnitCursor
 
 RECENT_RUNS = 5
@@ -129,6 +129,6 @@ def reset(name):
     unchanged segments cost no model call. Returns how many unit cursors were forgotten.
     Raises RunRefused for an unknown connector or while it runs. Idempotent."""
     pipeline.connector_config(name)
-    with pipeline.connector_lock(name):
+    with locks.connector_lock(name):
         deleted, _ = UnitCursor.objects.filter(connector=name).delete()
     return deleted

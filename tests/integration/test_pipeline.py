@@ -7,7 +7,7 @@ import pytest
 
 from jezero_site.config import validate
 from library import store
-from library.ingest import pipeline
+from library.ingest import locks, pipeline
 from library.models import Item, RunReport, UnitCursor
 from tests.conftest import REAL_FIXTURES, Counting
 from tests.integration.conftest import SESSIONS, TWO_DAYS, age, sessions_folder, summarizer
@@ -162,7 +162,7 @@ def test_a_run_refuses_to_start_without_a_model(settings, connector):
 
 
 def test_one_run_per_connector_at_a_time(connector):
-    with pipeline.connector_lock("agent-laptop"), pytest.raises(pipeline.RunRefused, match="already running"):
+    with locks.connector_lock("agent-laptop"), pytest.raises(pipeline.RunRefused, match="already running"):
         pipeline.run("agent-laptop", summarizer=Counting())
 
 

@@ -13,7 +13,7 @@ import pytest
 from django.conf import settings as django_settings
 
 from library import tasks
-from library.ingest import pipeline
+from library.ingest import locks, pipeline
 from library.models import RunReport
 from tests.conftest import Counting, wait_until
 from tests.integration.conftest import configure
@@ -44,7 +44,7 @@ def test_a_report_whose_run_holds_its_lock_stays_running(settings, tmp_path):
     another process does): its report is left alone, and ended once the lock is free."""
     configure(settings, {"name": "busy", "type": "claude_code", "path": str(tmp_path)})
     alive = RunReport.objects.create(connector="busy", outcome="running")
-    with pipeline.connector_lock("busy"):
+    with locks.connector_lock("busy"):
         assert pipeline.reap_runs() == 0
         assert outcome(alive) == "running" and alive.errors == []
     assert pipeline.reap_runs() == 1 and outcome(alive) == "failed"

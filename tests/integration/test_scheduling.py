@@ -7,7 +7,7 @@ import pytest
 from django.utils import timezone
 
 from jezero_site.config import validate
-from library.ingest import pipeline, scheduling
+from library.ingest import locks, scheduling
 from library.models import RunReport
 
 pytestmark = pytest.mark.django_db
@@ -42,7 +42,7 @@ def test_dry_runs_and_samples_do_not_count_as_runs(connectors):
 def test_the_periodic_task_runs_what_is_due_and_skips_a_busy_connector(connectors):
     from library.tasks import run_due_connectors
 
-    with pipeline.connector_lock("slow"):
+    with locks.connector_lock("slow"):
         run_due_connectors()  # Huey immediate mode in tests
     assert list(RunReport.objects.values_list("connector", "outcome")) == [("fast", "ok")]
     outcomes = scheduling.run_due(timezone.now() + timedelta(minutes=20))

@@ -51,7 +51,7 @@ def test_every_registered_type_satisfies_the_connector_contract(type_name, tmp_p
 
 
 def test_the_upload_inbox_satisfies_the_connector_contract():
-    from library.ingest.inbox import InboxConnector
+    from library.ingest.upload_connector import InboxConnector
 
     assert isinstance(InboxConnector("phone"), Connector)
 

@@ -1,11 +1,10 @@
 """Summarising one segment into one structured record (SPEC §5).
 
 The public API is `get_summarizer(config)` → a `Summarizer` whose `summarize(request)`
-returns a `Summary` or raises `SummaryError`, plus the data classes in `base`, and
-`write_record`, the one way a summary is written onto an item (the pipeline and
-re-summarising both use it). The
-provider modules import their SDKs only when chosen, so the extractive default needs
-neither `anthropic` nor `openai` at import time.
+returns a `Summary` or raises `SummaryError`, plus the data classes in `base`. Writing a
+summary onto an item is `library.records.write_record`. The provider modules import their
+SDKs only when chosen, so the extractive default needs neither `anthropic` nor `openai` at
+import time.
 """
 
 import os
@@ -18,32 +17,12 @@ from library.ingest.summarize.base import NotConfigured, Record, Summarizer, Sum
 
 __all__ = [
     "NotConfigured", "Record", "Summarizer", "Summary", "SummaryError", "SummaryRequest", "api_key_source",
-    "get_summarizer", "key_variable", "write_record",
+    "get_summarizer", "key_variable",
 ]
 
 DEFAULT_KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 # Local OpenAI-compatible servers (Ollama, llama.cpp) ignore the key, but the SDK wants one.
 LOCAL_SERVER_KEY = "not-needed"
-
-
-def write_record(item, summary, *, hints, now):
-    """Write `summary` (a Summary) onto `item` (not saved): the record's fields, who wrote it
-    and at what cost, the model's project proposal in the hints (`model_project`, removed when
-    it proposes none) and the project the rules give with those hints (SPEC §6)."""
-    from library.ingest.projects import project_for
-
-    record = summary.record
-    hints = dict(hints)
-    if record.project:
-        hints["model_project"] = record.project
-    else:
-        hints.pop("model_project", None)
-    item.title, item.summary = record.title, record.summary
-    item.questions, item.atoms = list(record.questions), list(record.atoms)
-    item.hints, item.project = hints, project_for(hints, item.source)
-    item.summarizer = summary.summarizer
-    item.input_tokens, item.output_tokens = summary.input_tokens, summary.output_tokens
-    item.updated_at = now
 
 
 def get_summarizer(config, *, sleep=time.sleep, uniform=random.uniform, env=os.environ, key_file=None,

@@ -297,6 +297,12 @@ def configurations(experiments):
         "lexical + meaning, queries in any script": ("search", {}, {"meaning__OTHER_SCRIPT_SHARE": 1.0}),
         "lexical + meaning, best 20 re-ranked": ("search", {}, {"meaning__RERANK_DEPTH": 20}),
         "lexical + meaning, best 100 re-ranked": ("search", {}, {"meaning__RERANK_DEPTH": 100}),
+        # Issue 27: the best 10 re-ranked by closeness (ranking.closer), off and at other settings.
+        "without closeness (proximity_weight 0)": ("search", {}, {"proximity_weight": 0.0}),
+        "closeness, weight 0.5": ("search", {}, {"proximity_weight": 0.5}),
+        "closeness, weight 2.0": ("search", {}, {"proximity_weight": 2.0}),
+        "closeness, best 20 re-ranked": ("search", {}, {"ranking__CLOSE_DEPTH": 20}),
+        "closeness, window of 500 characters": ("search", {}, {"snippets__WIDTH": 500}),
     }
     if experiments:
         for weight in (0.5, 1.0, 1.5, 3.0):
@@ -453,7 +459,7 @@ def check_same_fusion(qs):
     for q in qs:
         text = q["question"]
         mine = fused_ids(*relevances(text), options, conf["recency_weight"])
-        with patched(meaning_weight=0.0):   # this file's `fuse` configurations are lexical
+        with patched(meaning_weight=0.0, proximity_weight=0.0):   # this file's `fuse` configurations are lexical
             theirs = [hit.id for hit in lib.search(text, allowed_sources=lib.ALL_SOURCES, limit=10, now=NOW).hits]
         differ += mine != theirs
     return differ

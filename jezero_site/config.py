@@ -82,6 +82,9 @@ SECTIONS: dict[str, tuple[Key, ...]] = {
         Key("meaning_weight", "float", 1.0, "fused search: the best 50 results are re-ranked by how close what "
             "was said is to the query's meaning (the packaged embedding model): the weight of that closeness, scaled "
             "0 to 1 over them (0 = off; chosen on bench/recall.py)", minimum=0, maximum=10),
+        Key("proximity_weight", "float", 1.0, "fused search: the best 10 results are re-ranked by how many of the "
+            "query's words what was said holds close together (within a snippet's width): the weight of that share "
+            "(0 = off; chosen on bench/recall.py)", minimum=0, maximum=10),
     ),
     "projects": (
         Key("paths", "table[str]", {}, "path prefix → project slug; the longest prefix wins"),

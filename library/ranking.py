@@ -23,6 +23,9 @@ or from the postings of common terms and the item catalog (the default).
    ties go to the newer item, then the higher id. Items that hold only left-out words follow,
    newest first (all of them, when every term was left out: `newest`).
 4. **Meaning** re-ranks the best RERANK_DEPTH (`rerank`), as before.
+5. **Closeness** re-ranks the best CLOSE_DEPTH (`closer`): each gains `search.proximity_weight`
+   times the share of the query's terms that the densest snippet-wide window of what was said
+   holds (`snippets.closeness`, the window the snippet shows), times its recency factor.
 """
 
 import math
@@ -33,7 +36,7 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
-from library import catalog, meaning, postings, terms
+from library import catalog, meaning, postings, snippets, terms
 from library.filters import micros
 from library.indexes import K1, ORIGINAL, WORDS, B
 from library.tokens import index_tokens, phrase
@@ -44,6 +47,10 @@ RECORD, ORIGINAL_TEXT, MEANING = "record", "original", "meaning"
 # items holding only it; a phrase with a rarer token is cheap to find (docs/design.md "How
 # search ranks"). A rule of the ranking, not of its speed: bench/recall.py measured it.
 COMMON = 1_000
+# The first results re-ranked by closeness: the page an agent or a person reads (the default
+# limit); each costs reading its original text, which the snippets of those results read anyway.
+# bench/recall.py chose it and the weight on half A of its questions (docs/design.md "Closeness").
+CLOSE_DEPTH = 10
 _DAY_US = 86_400_000_000.0
 
 
@@ -259,11 +266,13 @@ class Ranked:
 
 @dataclass(frozen=True)
 class Ranking:
-    """A search's ranked items, best first, as deep as asked; what each index looked up."""
+    """A search's ranked items, best first, as deep as asked; what each index looked up;
+    the original texts read to rank them ({id: text}: the snippets need them too)."""
 
     rows: list
     record: Asked | None
     original: Asked | None
+    originals: dict = field(default_factory=dict)
 
     @property
     def newest(self):
@@ -368,6 +377,32 @@ def judged(ranked, depth):
     return [row for row in ranked[:depth] if row.score > 0]
 
 
+# --- 5. closeness -------------------------------------------------------------------------------------
+
+def closer(ranked, originals, words, *, weight, depth):
+    """Ranked rows with the first `depth` that the words ranked re-ranked by closeness: each
+    gains `weight` times the share of `words` (the query's terms, at least two) that the
+    densest window of its original text holds (`snippets.closeness`), times its recency
+    factor. As in `rerank`, the rows below stay below. Pure."""
+    head = judged(ranked, depth)
+    if not weight or len(words) < 2 or len(head) < 2:
+        return ranked
+    gained = [Ranked(row.id, row.score + weight * snippets.closeness(originals.get(row.id) or "", words) / len(words)
+                     * row.factor, row.date, row.matched_in, row.factor) for row in head]
+    gained.sort(key=lambda row: (row.score, row.date, row.id), reverse=True)
+    return gained + ranked[len(head):]
+
+
+def originals_of(ids):
+    """{id: original text} of these items."""
+    if not ids:
+        return {}
+    marks = ", ".join("%s" for _ in ids)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT id, original FROM items WHERE id IN ({marks})", list(ids))
+        return dict(cursor.fetchall())
+
+
 # --- the whole ------------------------------------------------------------------------------------------
 
 def _flush(cursor):
@@ -413,8 +448,8 @@ def rank(query, filters, *, depth, now=None, exhaustive=False):
         record, original = asked.get(RECORD), asked.get(ORIGINAL_TEXT)
         if filters.empty or not depth:
             return Ranking([], record, original)
-        weight = config["meaning_weight"]
-        deep = max(depth, meaning.RERANK_DEPTH) if weight else depth
+        weight, close = config["meaning_weight"], config["proximity_weight"]
+        deep = max(depth, meaning.RERANK_DEPTH if weight else 0, CLOSE_DEPTH if close else 0)
         ranked = fuse(relevance.get(RECORD, Relevance()), relevance.get(ORIGINAL_TEXT, Relevance()),
                       now_us=micros(now or timezone.now()), depth=deep, record_weight=config["record_weight"],
                       original_weight=config["original_weight"], recency_weight=config["recency_weight"],
@@ -427,4 +462,9 @@ def rank(query, filters, *, depth, now=None, exhaustive=False):
         if len(head) > 1 and meaning.applies(query):   # one row has nothing to be re-ranked against
             ranked = rerank(ranked, meaning.similarities(query, [row.id for row in head]), weight=weight,
                             depth=meaning.RERANK_DEPTH)
-    return Ranking(ranked[:depth], record, original)
+        words = list(dict.fromkeys(terms.original_terms(query)))
+        originals = {}
+        if close and len(words) > 1:
+            originals = originals_of([row.id for row in judged(ranked, CLOSE_DEPTH)])
+            ranked = closer(ranked, originals, words, weight=close, depth=CLOSE_DEPTH)
+    return Ranking(ranked[:depth], record, original, originals)

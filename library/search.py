@@ -242,7 +242,7 @@ def search(query, *, allowed_sources, project=None, source=None, since=None, lim
     hits = [replace(_hit(rows[row.id], row.score), matched_in=row.matched_in) for row in page if row.id in rows]
     return SearchResult(query=query, match=ranked.record.shown if ranked.record else None,
                         original_match=ranked.original.shown if ranked.original else None, newest=ranked.newest,
-                        hits=_explained(hits, query, match), waiting=None if hits or offset else waiting(allowed_sources))
+                        hits=_explained(hits, query, match, ranked.originals), waiting=None if hits or offset else waiting(allowed_sources))
 
 
 def waiting(allowed_sources):
@@ -260,25 +260,19 @@ def _rows(ids):
         return {row[0]: row for row in cursor.fetchall()}
 
 
-def _explained(hits, query, match):
+def _explained(hits, query, match, read=None):
     """The hits with their snippets: an excerpt of the original where the original index
-    found them, else the record's fragment."""
+    found them, else the record's fragment. `read`: original texts already read ({id: text})."""
     if not hits:
         return hits
     with_original = [hit.id for hit in hits if ranking.ORIGINAL_TEXT in hit.matched_in]
-    originals = _originals(with_original) if with_original else {}
+    read = read or {}
+    originals = {**ranking.originals_of([i for i in with_original if i not in read]), **read}
     words = terms.original_terms(query)
     excerpts = {item_id: snippets.excerpt(originals.get(item_id, ""), words) for item_id in with_original}
     wanting = [hit.id for hit in hits if not excerpts.get(hit.id) and ranking.RECORD in hit.matched_in]
     record_snippets = _record_snippets(match, wanting) if wanting else {}
     return [replace(hit, snippet=excerpts.get(hit.id) or record_snippets.get(hit.id, "")) for hit in hits]
-
-
-def _originals(ids):
-    marks = ", ".join("%s" for _ in ids)
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT id, original FROM items WHERE id IN ({marks})", ids)
-        return dict(cursor.fetchall())
 
 
 def _record_snippets(match, ids):

@@ -75,21 +75,20 @@ def _occurrences(low, compiled):
     return found
 
 
-def excerpt(text, terms, width=WIDTH):
-    """The excerpt of `text` (one line, at most about `width` characters plus '…' at a cut)
-    around the densest group of `terms`, with each occurrence marked; "" when none occurs."""
-    if not text or not terms:
-        return ""
-    compiled = [t for t in (_term(term) for term in terms) if t]
+def _found(text, terms):
+    """[(start, end, term number)] of `terms` in `text`, in text order."""
+    compiled = [t for t in (_term(term) for term in terms) if t] if text and terms else []
     if not compiled:
-        return ""
+        return []
     low = text.lower()
     if len(low) != len(text):  # a few characters lowercase to two: match on the text itself
         low = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
-    found = _occurrences(low, compiled)
-    if not found:
-        return ""
-    # The window of `width` characters holding the most distinct terms (the earliest on a tie).
+    return _occurrences(low, compiled)
+
+
+def _densest(found, width):
+    """(how many distinct terms, (first, last) occurrence) of the window of `width`
+    characters holding the most distinct terms (the earliest on a tie); found is not empty."""
     best, best_count, left = (0, 0), 0, 0
     counts = {}
     for right, (_start, end, group) in enumerate(found):
@@ -102,6 +101,24 @@ def excerpt(text, terms, width=WIDTH):
             left += 1
         if len(counts) > best_count:
             best_count, best = len(counts), (left, right)
+    return best_count, best
+
+
+def closeness(text, terms, width=None):
+    """How many distinct `terms` the densest window of `width` characters of `text` holds —
+    the window `excerpt` shows (0 when none occurs). The ranking's last stage
+    (`ranking.closer`) orders the best results by it."""
+    found = _found(text, terms)
+    return _densest(found, width or WIDTH)[0] if found else 0
+
+
+def excerpt(text, terms, width=WIDTH):
+    """The excerpt of `text` (one line, at most about `width` characters plus '…' at a cut)
+    around the densest group of `terms`, with each occurrence marked; "" when none occurs."""
+    found = _found(text, terms)
+    if not found:
+        return ""
+    _count, best = _densest(found, width)
     first, last = found[best[0]], found[best[1]]
     pad = max(width - (last[1] - first[0]), 0) // 2
     start = max(first[0] - pad, 0)

@@ -14,8 +14,9 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(autouse=True)
 def _lexical(jezero_config):
     """These tests are about the two lexical lists and their fusion, score for score; the
-    re-rank by meaning that follows is tests/integration/test_meaning.py's."""
-    jezero_config("search", meaning_weight=0.0)
+    re-ranks by meaning and closeness that follow are tests/integration/test_meaning.py's and
+    test_closeness.py's."""
+    jezero_config("search", meaning_weight=0.0, proximity_weight=0.0)
 
 
 def find(query, **kwargs):

@@ -21,7 +21,7 @@ def test_defaults_match_the_spec():
     conf = validate({})
     assert conf["search"] == {"candidate_pool": 200, "recency_half_life_days": 90.0, "recency_weight": 0.3,
                               "default_limit": 10, "max_limit": 50, "record_weight": 1.0, "original_weight": 2.0,
-                              "meaning_weight": 1.0}
+                              "meaning_weight": 1.0, "proximity_weight": 1.0}
     assert conf["storage"]["tokenizer"] == "trigram remove_diacritics 1"
     assert conf["storage"]["original_tokenizer"] == "unicode61 remove_diacritics 2"
     assert conf["summarizer"]["provider"] == "extractive"

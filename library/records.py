@@ -1,6 +1,6 @@
 """Items as plain records: the dict every adapter shows, and JSONL import/export.
 
-`item_dict` is the one serialisation of an item (SPEC §1) used by `get_item` and so by the
+`item_dict` is the one serialisation of an item (docs/design.md "Items") used by `get_item` and so by the
 CLI, the JSON API, MCP and the item page. `import_jsonl` validates a whole file before it writes anything and
 then writes every line in one transaction: any bad line → every bad line is reported with
 its line number and nothing changes. `export_jsonl` writes the inverse, so an export

@@ -1,4 +1,4 @@
-"""Sessions uploaded by devices (SPEC §12) and the `upload` connector type that reads them.
+"""Sessions uploaded by devices (docs/design.md "Device uploads") and the `upload` connector type that reads them.
 
 `receive()` takes an upload's bytes, parses them at once with the same reader as the
 folder connector of that agent, redacts every entry and hint, and stores only that — never

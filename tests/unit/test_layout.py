@@ -1,4 +1,4 @@
-"""The house's rules, checked on the source: who may import whom (issue 11)."""
+"""The house's rules, checked on the source: who may import whom (docs/design.md "The layout test")."""
 
 import ast
 from pathlib import Path

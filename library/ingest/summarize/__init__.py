@@ -1,4 +1,4 @@
-"""Summarising one segment into one structured record (SPEC §5).
+"""Summarising one segment into one structured record (docs/design.md "The summariser").
 
 The public API is `get_summarizer(config)` → a `Summarizer` whose `summarize(request)`
 returns a `Summary` or raises `SummaryError`, plus the data classes in `base`, and
@@ -29,7 +29,7 @@ LOCAL_SERVER_KEY = "not-needed"
 def write_record(item, summary, *, hints, now):
     """Write `summary` (a Summary) onto `item` (not saved): the record's fields, who wrote it
     and at what cost, the model's project proposal in the hints (`model_project`, removed when
-    it proposes none) and the project the rules give with those hints (SPEC §6)."""
+    it proposes none) and the project the rules give with those hints (docs/design.md "Project tags")."""
     from library.ingest.projects import project_for
 
     record = summary.record

@@ -30,11 +30,11 @@ class Unit:
     modified: datetime      # newest activity known without reading (file mtime), aware UTC
     path: str | None = None
     # One document (an email thread), not a session: its item key is `<source>:<id>` rather
-    # than `<source>:<id>#0` (SPEC §1). Only the segments after the first of a document too
+    # than `<source>:<id>#0` (docs/design.md "Items"). Only the segments after the first of a document too
     # long for one segment carry `#<first block>`.
     single_document: bool = False
     # Known to be over (an uploaded session whose agent said it ended): nothing more will be
-    # appended, so it does not wait `settle_minutes` (SPEC §2 "Settling" is for units that may
+    # appended, so it does not wait `settle_minutes` (docs/design.md "Connectors": settling is for units that may
     # still grow).
     finished: bool = False
 

@@ -8,7 +8,7 @@ session id as original_ref, so its records point back to the session that starte
 `tool-results/` spill files are never read. Discovery stats files; only an old-style
 subagent file is peeked at (its first lines) because its parent session is named inside.
 
-Reading keeps what SPEC §2 lets reach the summariser: user and assistant text and one
+Reading keeps what may reach the summariser (docs/design.md "Connectors"): user and assistant text and one
 `tool` line per tool call. Everything else is dropped: tool results, thinking, images,
 injected context (`<system-reminder>`, hook attachments), compaction summaries, meta and
 caveat lines, slash-command and shell-escape noise. A slash command becomes a short user

@@ -6,7 +6,7 @@ which is the `session_meta` id, known without opening the file (a file named oth
 its stem). The id does not depend on the folder, so archiving a rollout (a move that keeps
 size and mtime) costs nothing; if both copies exist, the newer one is read.
 
-Reading keeps what SPEC §2 lets reach the summariser. User text comes from `event_msg`
+Reading keeps what may reach the summariser (docs/design.md "Connectors"). User text comes from `event_msg`
 `user_message` (the clean prompt); `response_item` user messages, which also carry AGENTS.md
 text and `<environment_context>`, are used only by rollouts that have no such events (old
 format), and then without those preambles. Assistant text comes from `response_item`

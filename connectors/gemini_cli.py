@@ -20,7 +20,7 @@ history: start-up, compression, output masking) updates the messages it names by
 nothing else: ids it introduces are synthetic turns (compression summaries, bootstrapped
 context) and messages it leaves out were compressed away, not undone, so they stay.
 
-Reading keeps what SPEC §2 lets reach the summariser: user text (`displayContent`, what the
+Reading keeps what may reach the summariser (docs/design.md "Connectors"): user text (`displayContent`, what the
 person typed, when present; the `--- Content from referenced files ---` expansion of
 `@path` and `<session_context>` preambles are removed), the model's text without thoughts,
 and one `tool` line per tool call, named like the other agents' (`run_shell_command` →

@@ -17,7 +17,7 @@ it. Discovery is one aggregate query per database: the fingerprint is `messages:
 id:newest time` (it moves when a message is added, rewound or compacted), `modified` the
 newest message time (else ended_at, else started_at). Sessions without messages are skipped.
 
-Reading keeps what SPEC §2 lets reach the summariser: user and assistant text (structured
+Reading keeps what may reach the summariser (docs/design.md "Connectors"): user and assistant text (structured
 content behind a `\\0json:` prefix keeps its text parts only) and one `tool` line per tool call
 (`<name>: <first argument>`, preferring a pattern, query, URL or path; `terminal`/shell tools as
 `Bash: <command>`).

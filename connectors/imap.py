@@ -3,7 +3,7 @@
 Units. One unit per thread (see `connectors/mail.py` for how messages are threaded): its id
 is a short hash of the thread's root Message-ID (of Gmail's `X-GM-THRID` when the server
 advertises `X-GM-EXT-1`), its original_ref the root Message-ID. A thread is one document
-(`Unit.single_document`), so its item's key is `<source>:<thread id>` (SPEC §1). Discovery logs in, EXAMINEs
+(`Unit.single_document`), so its item's key is `<source>:<thread id>` (docs/design.md "Items"). Discovery logs in, EXAMINEs
 each configured folder (read-only), reads its UIDVALIDITY, searches `SINCE` the configured
 date and FETCHes only the threading headers, INTERNALDATE and size of each message. What it
 learnt is kept, so `read()` fetches exactly the messages of one thread, with `BODY.PEEK[]`

@@ -19,7 +19,7 @@ for hermes. Discovery is one aggregate query (fingerprint: messages, their newes
 parts, the session's update time; `modified` the newest of those times); for the JSON tree one
 stat per message file plus a peek at each session file's first lines for `parentID`.
 
-Reading keeps what SPEC §2 lets reach the summariser: text parts (user and assistant) and one
+Reading keeps what may reach the summariser (docs/design.md "Connectors"): text parts (user and assistant) and one
 `tool` line per tool part (`Bash: <command>` for the shell tool, else `<tool>: <pattern, query,
 URL or path>` or `<tool>: <first argument>`); a user's subtask part becomes `task: <description>`.
 Dropped: tool outputs, reasoning, step/snapshot/patch/retry/compaction/agent/file parts,

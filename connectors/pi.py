@@ -5,7 +5,7 @@ original_ref are the session id: the uuid that ends the file name, which is the 
 known without opening the file (a file named otherwise uses its stem). The folder name is a
 lossy encoding of the cwd and is never decoded: the cwd comes from the `session` header.
 
-Reading keeps what SPEC §2 lets reach the summariser: user text, assistant text (`thinking`
+Reading keeps what may reach the summariser (docs/design.md "Connectors"): user text, assistant text (`thinking`
 blocks dropped) and one `tool` line per `toolCall` (`bash` → `Bash: <command>`, `read` →
 `Read: <path>`, `edit` → `Edit: <path>`, …), plus a `Bash:` line for a command the person ran
 with `!` (a `bashExecution` message; its output is dropped). Dropped as well: `toolResult`

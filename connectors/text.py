@@ -6,7 +6,7 @@ All are pure functions that never raise for bad input. No Django here.
 import math
 from datetime import UTC, datetime
 
-# How long `one_line` keeps a line by default: a tool line's detail (SPEC §2: one short line).
+# How long `one_line` keeps a line by default: a tool line's detail (docs/design.md "Connectors": one short line).
 ONE_LINE_CHARS = 300
 _EPOCH_MAX = 4_102_444_800      # 2100-01-01: a larger "seconds" value is garbage (or milliseconds)
 
@@ -24,7 +24,7 @@ def safe_text(text):
 def whole_words(line, limit):
     """`line` if it fits in `limit` characters, else its first `limit` characters less the word
     the cut falls in, with an ellipsis. Connectors cut before redaction runs: what is kept of a
-    word at the cut (a key, a password) is none of it, never its first characters (issue 12)."""
+    word at the cut (a key, a password) is none of it, never its first characters (docs/design.md "Redaction")."""
     if len(line) <= limit:
         return line
     head = line[: limit - 1]

@@ -1,4 +1,4 @@
-"""One short line per tool call (SPEC §2: `Bash: git status`, `Edit: src/app.py`,
+"""One short line per tool call (docs/design.md "Connectors": `Bash: git status`, `Edit: src/app.py`,
 `apply_patch: a.py, b.py`), the way every connector writes them.
 
 This module owns the line's shape (`tool_line`), the command a person would have typed
@@ -17,7 +17,7 @@ from .text import one_line
 
 # How much of a tool line a connector keeps. Far more than is shown (the pipeline's `clean`
 # shortens a line to `text.ONE_LINE_CHARS` after redacting it): a key that straddles the
-# display cut is then redacted whole, never stored minus its last characters (issue 12).
+# display cut is then redacted whole, never stored minus its last characters (docs/design.md "Redaction").
 TOOL_LINE_BOUND = 4_000
 
 

@@ -3,7 +3,7 @@
 maps each name that has a reader to its class (and a test holds the two in step); `upload` is
 read by the library's device inbox instead."""
 
-# Agent sessions (SPEC §2): `min_chars` is 400 for these by default, 0 for the others.
+# Agent sessions (docs/design.md "Connectors"): `min_chars` is 400 for these by default, 0 for the others.
 AGENT_TYPES = ("claude_code", "codex", "hermes", "gemini_cli", "pi", "opencode", "specstory", "upload")
 # Every type the configuration accepts.
 TYPES = (*AGENT_TYPES, "imap", "markdown")

@@ -12,7 +12,7 @@ from .base import Unit
 
 def file_unit(path, unit_id, ref, *, single_document=False):
     """A `Unit` for a file from one stat: fingerprint `size:mtime_ns`. None if it vanished.
-    `single_document`: a task or a note, keyed `<source>:<unit>` (SPEC §1), not a session."""
+    `single_document`: a task or a note, keyed `<source>:<unit>` (docs/design.md "Items"), not a session."""
     try:
         stat = Path(path).stat()
     except OSError:

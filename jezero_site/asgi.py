@@ -65,7 +65,7 @@ class RequestThreads:
 
 class DjangoApp(ASGIHandler):
     """Django's ASGI handler with the request's synchronous part in one step on a thread of
-    `RequestThreads` (issue 15, bench/RESULTS-serve.md). Django's own handler, with these
+    `RequestThreads` (docs/design.md "Serving", bench/RESULTS-serve.md). Django's own handler, with these
     synchronous views and middleware, moves between the event loop and a thread five times
     a request (the request_started signal, the middleware above and below the one that can
     run async, the view, closing the response), each a wake-up of both; here the request is

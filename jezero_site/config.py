@@ -1,6 +1,6 @@
 """The configuration file: its schema, its validation and its commented default text.
 
-Everything a user tunes lives in one TOML file (SPEC §17). The schema is data — every key
+Everything a user tunes lives in one TOML file (docs/design.md "Configuration as data"). The schema is data — every key
 with its type, default, allowed range and a one-line description: the sections here, the
 `Key` type, its checks, the `[summarizer]` keys and the connectors' options in `library.schema`
 (which the connectors and summariser settings kept in the database are checked with too) — and both the validation and the commented file

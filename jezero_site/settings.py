@@ -64,7 +64,7 @@ try:
     JEZERO_WORKERS = env.integer("JEZERO_WORKERS", server_processes(usable_cpus()), minimum=1, maximum=64)
     # API and MCP requests per minute per client and server process (0: no limit).
     JEZERO_API_RATE_PER_MINUTE = env.integer("JEZERO_API_RATE_PER_MINUTE", 600, minimum=0, maximum=1_000_000)
-    # Largest session upload, after decompression (SPEC §12: default 50 MB).
+    # Largest session upload, after decompression (docs/design.md "Device uploads": default 50 MB).
     JEZERO_MAX_UPLOAD_BYTES = env.integer("JEZERO_MAX_UPLOAD_MB", 50, minimum=1, maximum=2048) * 1_000_000
     # Where agents' folders are mounted (read-only, by the compose file): the web app offers
     # each sub-folder as a connector's path.

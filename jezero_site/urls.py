@@ -21,7 +21,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
 ]
 
-# Staff actions, sources, admin tools, clients, users, the agent view and settings (SPEC §14).
+# Staff actions, sources, admin tools, clients, users, the agent view and settings (docs/design.md "The web app").
 urlpatterns += [
     path("items/<int:item_id>/resummarize/", items.resummarize, name="item-resummarize"),
     path("items/<int:item_id>/retag/", items.retag, name="item-retag"),

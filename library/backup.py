@@ -1,4 +1,4 @@
-"""Consistent online copies of the library (SPEC §18).
+"""Consistent online copies of the library (docs/design.md "Backups").
 
 `make_backup(path)` copies the database with SQLite's online backup API while the web
 server and the worker keep reading and writing: the copy is one consistent snapshot (every

@@ -1,4 +1,4 @@
-"""Forgetting for good (SPEC §3 "Kept out"; docs/security.md "Forget").
+"""Forgetting for good (docs/design.md "Kept out"; docs/security.md "Forget").
 
 A forget works on units — the session, mail thread or note an item came from — because a
 connector reads units: forgetting one segment of a session and leaving the rest would bring

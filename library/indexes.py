@@ -4,7 +4,7 @@
 their common terms, `library.ranking` reads them; each takes the names from here
 (docs/design.md "The indexes").
 
-- `items_fts` (RECORD_TABLE): the record, trigram tokenizer; SPEC §7's index, the one
+- `items_fts` (RECORD_TABLE): the record, trigram tokenizer; the record ranking's index (docs/design.md "The record ranking"), the one
   `records_only` ranks by and the record snippets come from.
 - two word indexes (WordIndex), with the word tokenizer (`storage.original_tokenizer`),
   contentless: WORDS, the record's same five columns (the fused search reads the record
@@ -18,7 +18,7 @@ from library.tokens import phrase
 
 RECORD_TABLE = "items_fts"
 RECORD_COLUMNS = ("title", "summary", "questions", "atoms", "project")
-RECORD_WEIGHTS = (2.0, 1.0, 1.5, 1.5, 0.5)   # SPEC §7: bm25's column weights, in that order
+RECORD_WEIGHTS = (2.0, 1.0, 1.5, 1.5, 0.5)   # docs/design.md "The record ranking": bm25's column weights, in that order
 K1, B = 1.2, 0.75      # FTS5's bm25() constants
 MIN_PREFIX = 3         # a record token of this many letters or more is looked up as a prefix
 

@@ -1,4 +1,4 @@
-"""Long work started from the browser (SPEC §14, §16): a connector run or dry run, retag,
+"""Long work started from the browser (docs/design.md "The web app", "Jobs and the worker"): a connector run or dry run, retag,
 redact-stored (and its preview), re-summarise, the summariser's test call. Each is one `Job` row and one Huey task.
 
 - `start(kind, params, user)` checks at once what can be checked (the connector exists, the

@@ -1,4 +1,4 @@
-"""Search by meaning (issue 16): the fused search's best candidates re-ranked by how close
+"""Search by meaning (docs/design.md "Meaning"): the fused search's best candidates re-ranked by how close
 what was said is to the query's meaning.
 
 A static embedding model packaged with Jezero (`wordllama`: its 256-dimension `l2_supercat`

@@ -1,4 +1,4 @@
-"""The library's records. An `Item` is one summarised unit (SPEC §1).
+"""The library's records. An `Item` is one summarised unit (docs/design.md "Items").
 
 Every way the ORM writes items — `save()`, `delete()`, and the queryset's `update()`,
 `delete()`, `bulk_create()` and `bulk_update()` — updates the full-text mirror through
@@ -136,7 +136,7 @@ class UnitCursor(models.Model):
 
 
 class Connector(models.Model):
-    """A connector added from the web app or the CLI (SPEC §2). Connectors in jezero.toml are
+    """A connector added from the web app or the CLI (docs/design.md "Connectors"). Connectors in jezero.toml are
     not rows: `library.ingest.configured` lists both. `options` holds what was given (every
     key but name, type and enabled), validated by the same schema as the file."""
 
@@ -156,7 +156,7 @@ class Connector(models.Model):
 
 
 class SummarizerSetting(models.Model):
-    """One `[summarizer]` key set from the web app or `jezero summarizer set` (SPEC §5, §14):
+    """One `[summarizer]` key set from the web app or `jezero summarizer set` (docs/design.md "The summariser", "The web app"):
     it overrides jezero.toml's value of that key; removing the row puts the file's value back.
     `library.ingest.summarize.configuration` owns these rows. Never the API key: that is a
     file in the data folder."""
@@ -174,7 +174,7 @@ class SummarizerSetting(models.Model):
 
 
 class RunReport(models.Model):
-    """One run of one connector (SPEC §5): what it saw, sent, stored and failed."""
+    """One run of one connector (docs/design.md "Budget and run reports"): what it saw, sent, stored and failed."""
 
     connector = models.CharField(max_length=200, db_index=True)
     started_at = models.DateTimeField(default=timezone.now)
@@ -196,7 +196,7 @@ class RunReport(models.Model):
 
 
 class Client(models.Model):
-    """An agent or device with a bearer token (SPEC §10). Only the token's hash is stored."""
+    """An agent or device with a bearer token (docs/design.md "Access"). Only the token's hash is stored."""
 
     SCOPES = ("read", "upload")
 
@@ -219,7 +219,7 @@ class Client(models.Model):
 
 
 class Person(models.Model):
-    """What a web user may read (SPEC §10): allowed-source globs, as a client's `sources`.
+    """What a web user may read (docs/design.md "Access"): allowed-source globs, as a client's `sources`.
     Staff read every source whatever this says; a user without a row reads nothing.
     `library.access.people` owns these rows."""
 
@@ -234,7 +234,7 @@ class Person(models.Model):
 
 
 class InboxSession(models.Model):
-    """A session a device uploaded (SPEC §12): only its redacted entries and hints, never the
+    """A session a device uploaded (docs/design.md "Device uploads"): only its redacted entries and hints, never the
     raw upload. A new upload of the same session replaces the row and bumps `version`."""
 
     source = models.CharField(max_length=200)
@@ -257,7 +257,7 @@ class InboxSession(models.Model):
 
 
 class Job(models.Model):
-    """Long work started from the browser (SPEC §14, §16): one service call run by a Huey task,
+    """Long work started from the browser (docs/design.md "The web app", "Jobs and the worker"): one service call run by a Huey task,
     with its progress and, when finished, the service's report. See `library.jobs`."""
 
     class Kind(models.TextChoices):
@@ -309,7 +309,7 @@ class Job(models.Model):
 
 
 class Tombstone(models.Model):
-    """A forgotten unit (`jezero forget`, SPEC §3 "Kept out"): its key and the hashes of the
+    """A forgotten unit (`jezero forget`, docs/design.md "Kept out"): its key and the hashes of the
     segments it had, never its text. Every connector and the upload inbox skip a unit whose
     key is here, or any of whose segments hashes to one of `hashes`, until a person undoes
     it (`jezero forget --undo`)."""

@@ -1,4 +1,4 @@
-"""The fused ranking of `search()` (SPEC §7a; docs/design.md "How search ranks"), computed
+"""The fused ranking of `search()` (docs/design.md "How search ranks"), computed
 two ways that give the same answer: exhaustively by FTS5 (`exhaustive=True`, the reference),
 or from the postings of common terms and the item catalog (the default).
 

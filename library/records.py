@@ -1,7 +1,7 @@
 """Items as plain records: the dict every adapter shows, a summary written onto an item, and
 JSONL import/export.
 
-`item_dict` is the one serialisation of an item (SPEC §1) used by `get_item` and so by the
+`item_dict` is the one serialisation of an item (docs/design.md "Items") used by `get_item` and so by the
 CLI, the JSON API, MCP and the item page. `write_record` is the one way a summary's record is
 written onto an item (the pipeline and re-summarising both use it). `import_jsonl` validates a whole file before it writes anything and
 then writes every line in one transaction: any bad line → every bad line is reported with
@@ -51,7 +51,7 @@ def write_record(item, summary, *, hints, now):
     """Write `summary` (a `library.ingest.summarize.Summary`) onto `item` (not saved): the
     record's fields, who wrote it and at what cost, the model's project proposal in the hints
     (`model_project`, removed when it proposes none) and the project the rules give with those
-    hints (SPEC §6)."""
+    hints (docs/design.md "Project tags")."""
     record = summary.record
     hints = dict(hints)
     if record.project:

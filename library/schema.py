@@ -71,7 +71,7 @@ def _date_problem(value):
     return None if 1900 <= day.year < 2200 else "is out of range (1900-01-01 to 2199-12-31)"
 
 
-# The `[summarizer]` table (SPEC §5, §17): jezero.toml's, and the values set in the web app
+# The `[summarizer]` table (docs/design.md "The summariser", "Configuration as data"): jezero.toml's, and the values set in the web app
 # or with `jezero summarizer set` over it (`library.ingest.summarize.configuration`).
 SUMMARIZER_KEYS = (
     Key("provider", "enum", "extractive", "who writes the records: a model API, a local agent CLI, or no model",
@@ -94,7 +94,7 @@ SUMMARIZER_KEYS = (
 )
 
 
-# What is never read (SPEC §3 "Kept out"; library.ingest.exclusions): `[privacy]` holds the
+# What is never read (docs/design.md "Kept out"; library.ingest.exclusions): `[privacy]` holds the
 # global ones, every connector may add its own.
 EXCLUDE_KEYS = (
     Key("exclude_paths", "list[str]", [], "path globs never read: a unit whose file or working folder (or a "

@@ -1,4 +1,4 @@
-"""The read side: `search`, `later`, `timeline`, `get_item` (SPEC §7–9).
+"""The read side: `search`, `later`, `timeline`, `get_item` (docs/design.md "How search ranks", "Later", "Timeline").
 
 One implementation for every adapter: the CLI, the JSON API, MCP and the web pages call
 these functions and only render what they return. Each takes the caller's allowed-source
@@ -41,10 +41,10 @@ _ROW_COLUMNS = "id, key, title, summary, project, source, trust, occurred_at"
 
 @dataclass(frozen=True)
 class Hit:
-    """One result row (SPEC §7). `score` is None for rows listed by date, not relevance.
+    """One result row (docs/design.md "Result rows"). `score` is None for rows listed by date, not relevance.
 
     Search results also say where the query matched (`matched_in`: "record" and/or
-    "original", SPEC §7a) and carry a `snippet` showing why: an excerpt of the original
+    "original", docs/design.md "Result rows") and carry a `snippet` showing why: an excerpt of the original
     around the match when the original matched, else of the record; the matched words sit
     between SNIPPET_START and SNIPPET_END (`plain_snippet` drops them).
     """
@@ -212,8 +212,8 @@ plain_snippet = snippets.plain
 
 def search(query, *, allowed_sources, project=None, source=None, since=None, limit=None, now=None, offset=0,
            records_only=False, exhaustive=False):
-    """Search the library: SPEC §7a's fused ranking of the record and the original-text
-    index (`library.ranking`), or with `records_only` exactly SPEC §7's record ranking,
+    """Search the library: the fused ranking (docs/design.md "How search ranks") of the record and the original-text
+    index (`library.ranking`), or with `records_only` exactly the record ranking (docs/design.md "The record ranking"),
     score for score.
 
     Returns a SearchResult whose hits carry `matched_in` and a snippet. A query with nothing
@@ -377,7 +377,7 @@ def hits_for(ids, *, allowed_sources):
 
 def timeline(*, allowed_sources, project=None, source=None, since=None, until=None, limit=None,
              exclude_id=None, offset=0):
-    """Items newest first (ties: higher id first), filtered like search (SPEC §9)."""
+    """Items newest first (ties: higher id first), filtered like search (docs/design.md "Timeline")."""
     limit = clamp_limit(limit, TIMELINE_DEFAULT_LIMIT)
     filters = reads.build(allowed_sources, project=project, source=source, since=since, until=until,
                        exclude_id=exclude_id)
@@ -431,7 +431,7 @@ def _visible_item(item_id, allowed_sources):
 
 
 def get_item(item_id, *, allowed_sources, include_original=False):
-    """Every field of the item (SPEC §1) as a dict; `original` only on request.
+    """Every field of the item (docs/design.md "Items") as a dict; `original` only on request.
 
     Raises NotFound for a missing item and for one outside the caller's sources alike.
     """
@@ -439,7 +439,7 @@ def get_item(item_id, *, allowed_sources, include_original=False):
 
 
 def later(item_id, *, allowed_sources, query=None, limit=None, now=None):
-    """Newer items on the same subject as this one (SPEC §8), as a LaterResult.
+    """Newer items on the same subject as this one (docs/design.md "Later"), as a LaterResult.
 
     1. Search `query` (or the item's title) within the item's project (or, without one, its
        source), at or after the item's time, 50 results by pure relevance.

@@ -1,4 +1,4 @@
-"""Short excerpts that show why a search result was found (SPEC §7a `snippet`).
+"""Short excerpts that show why a search result was found (docs/design.md "Result rows").
 
 `excerpt(text, terms)` picks the window of an item's original text where most of the
 query's terms occur together and marks each occurrence between START and END (private-use

@@ -3,11 +3,11 @@
 
 Three FTS5 tables, rowid = item id, all kept in step with the items by this module alone:
 
-- `items_fts` — the record (SPEC §7): columns `title, summary, questions, atoms, project`.
+- `items_fts` — the record (docs/design.md "The indexes"): columns `title, summary, questions, atoms, project`.
   Questions are joined with "\\n", atoms' texts with "\\n" (kinds are not indexed), a missing
   project is "". Those exact strings matter: BM25 counts tokens, so the index must hold
   exactly them. Tokenizer `storage.tokenizer` (trigram by default).
-- `items_original_fts` — what was said (SPEC §7a): the item's redacted `original`, with a
+- `items_original_fts` — what was said (docs/design.md "The indexes"): the item's redacted `original`, with a
   word tokenizer (`storage.original_tokenizer`). Contentless (the text already lives in
   `items.original`; a copy would double the library), with `contentless_delete` so rows can
   be replaced, and one stored column, `digest`, the first 16 hex digits of the sha256 of the

@@ -1,9 +1,9 @@
 """From what a person or an agent typed to FTS5 MATCH expressions, for both indexes.
 
-- `build_match_query` — the record index, exactly SPEC §7: terms split on white space,
+- `build_match_query` — the record index, exactly as docs/design.md "Query terms" says: terms split on white space,
   "quoted phrases" kept whole, terms shorter than the tokenizer's minimum dropped, each term
   quoted, OR-ed.
-- `build_original_query` — the original-text index (SPEC §7a), a word index: the same terms,
+- `build_original_query` — the original-text index (docs/design.md "Query terms"), a word index: the same terms,
   each quoted (so nothing typed acts as an operator), with three differences that the
   recall evaluation (`bench/recall.py`) measured: common words ("the", "why", "para") are
   dropped from unquoted text, since in tens of kilobytes of dialogue they match everything
@@ -92,7 +92,7 @@ def split_terms_quoted(text):
 
 
 def build_match_query(text, tokenizer=None):
-    """The record index's MATCH expression for free text (SPEC §7), or None when no term is
+    """The record index's MATCH expression for free text (docs/design.md "Query terms"), or None when no term is
     long enough.
 
     `analytics shop "consent banner"` → `"analytics" OR "shop" OR "consent banner"`. Every

@@ -1,7 +1,7 @@
 """Dates in and out: parsing what people and agents type, and the one output format.
 
 Everything stored is UTC. A bare date or a datetime without an offset is read as UTC
-(SPEC §7); output is ISO 8601 with a `Z`.
+(docs/design.md "Filters"); output is ISO 8601 with a `Z`.
 """
 
 from datetime import UTC, date, datetime, time

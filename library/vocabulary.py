@@ -1,6 +1,6 @@
 """The names Jezero's records are made of, in one place and without Django, so that the
 configuration (`jezero_site.config`), the records, the summariser's schema, the clients and
-the views all check the same thing: a project slug, a source name, the atom kinds (SPEC §1:
+the views all check the same thing: a project slug, a source name, the atom kinds (docs/design.md "Items":
 exactly these seven) and the trust levels."""
 
 import re

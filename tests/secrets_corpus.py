@@ -1,4 +1,4 @@
-"""The planted-secret corpus of issue 12, shared by the redaction tests and bench/redact.py.
+"""The planted-secret corpus (docs/design.md "Secrets never land"), shared by the redaction tests and bench/redact.py.
 
 `planted(seed)` makes ≥ 300 secrets of ≥ 30 kinds (cloud keys, VCS tokens, chat and bot
 tokens, payment, mail and SMS providers, AI providers, registries, database URLs with awkward

@@ -1,4 +1,4 @@
-"""The JSON API under /api/v1/ (SPEC §12): thin routes over `library.search`, `hooks` and
+"""The JSON API under /api/v1/ (docs/design.md "HTTP API"): thin routes over `library.search`, `hooks` and
 `inbox`. Callers authenticate with a client's bearer token or a logged-in browser session;
 every read applies the caller's allowed sources.
 
@@ -112,7 +112,7 @@ def _json_refusals(view):
 def _readers_only(view):
     """The docs page answers who may call the API: a logged-in person or a valid client token;
     anyone else gets the login page (or 401 for a wrong token). The OpenAPI document itself
-    answers anyone (SPEC §10: it holds no data), so that a tool generates a client from the
+    answers anyone (docs/design.md "Access": it holds no data), so that a tool generates a client from the
     live URL before it has a token."""
     if getattr(view, "func", None) is openapi_json:
         return view
@@ -289,7 +289,7 @@ def search_items(request, q: Words, project: Project = None, source: Source = No
                  ))] = False):
     """Literal full-text search (words, fragments, "quoted phrases") over the records and what was said, best
     first with a recency boost; each result says where it matched (`matched_in`) and shows a `snippet`.
-    `records_only` ranks by the records alone (SPEC §7)."""
+    `records_only` ranks by the records alone (docs/design.md "The record ranking")."""
     return search.search(q, allowed_sources=caller(request).sources, project=project, source=source, since=since,
                          limit=limit, records_only=records_only).as_dict()
 

@@ -1,4 +1,4 @@
-"""Clients: agents and devices that call the API and MCP with a bearer token (SPEC §10).
+"""Clients: agents and devices that call the API and MCP with a bearer token (docs/design.md "Access").
 
 A token looks like `jz_<id>_<secret>`. Only its sha256 is stored; the id finds the row and
 the hashes are compared in constant time. `Caller` is what every read path receives: the
@@ -8,7 +8,7 @@ checks it, for the API, its docs and the MCP endpoint alike.
 
 Every route asks `check()` (the MCP router in two halves, `recall()` on its event loop
 first): each server process keeps the callers it authenticated for `KEPT_SECONDS`, so an
-agent's next call is checked with no database query, and on MCP with no thread (issue 15:
+agent's next call is checked with no database query, and on MCP with no thread (docs/design.md "Clients and tokens":
 1.4 ms of server CPU an MCP call, bench/RESULTS.md). Any change to any client (created,
 edited, revoked) replaces the file `<data>/clients.changed`, at once and when its
 transaction commits, and every process compares that file's identity on every call: a

@@ -1,4 +1,4 @@
-"""What the agent hooks inject (SPEC §13; docs/design.md "The first-prompt rule"), computed on
+"""What the agent hooks inject (docs/design.md "Agent hooks", "The first-prompt rule"), computed on
 the server so the plugins stay thin.
 
 The API, the web app's agent view and the plugins' tests all use these two functions.

@@ -1,4 +1,4 @@
-"""The MCP server (SPEC §11): tools `search`, `get_item`, `timeline`, `later` and `catalog` over
+"""The MCP server (docs/design.md "MCP"): tools `search`, `get_item`, `timeline`, `later` and `catalog` over
 streamable HTTP at /mcp, thin over `library.search` like every other adapter.
 
 Every parameter is described, typed and bounded in the schema an agent reads (limits 1 to

@@ -1,4 +1,4 @@
-"""People: the web app's users and what each may read (SPEC §10 as amended).
+"""People: the web app's users and what each may read (docs/design.md "People").
 
 Staff users read every source. Anyone else reads the sources their allowed-source globs
 name — a `Person` row, matched exactly as a client's `sources` are (`library.filters`) — and

@@ -1,4 +1,4 @@
-"""Requests per minute per client for the API and MCP (SPEC §12: 429 when rate-limited).
+"""Requests per minute per client for the API and MCP (docs/design.md "Clients and tokens": 429 when rate-limited).
 
 A sliding window of request times per caller, kept in the server process: each server
 worker counts its own requests, so the effective limit is at most workers × the setting —

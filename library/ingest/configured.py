@@ -1,4 +1,4 @@
-"""Every connector Jezero knows, and the one place that adds, edits and removes them (SPEC §2).
+"""Every connector Jezero knows, and the one place that adds, edits and removes them (docs/design.md "Connectors").
 
 Two kinds in one list, their names unique across both:
 - **file** connectors: the `[[connectors]]` tables of jezero.toml, read when a process starts

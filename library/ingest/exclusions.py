@@ -1,4 +1,4 @@
-"""Configured exclusions (SPEC §3 "Kept out"): folders and projects that are never read.
+"""Configured exclusions (docs/design.md "Kept out"): folders and projects that are never read.
 
 `[privacy]` in jezero.toml holds the global ones, each connector may add its own (both
 `exclude_paths` and `exclude_projects`). A path glob excludes a unit whose file, or whose

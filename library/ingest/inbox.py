@@ -1,4 +1,4 @@
-"""Sessions uploaded by devices (SPEC §12), kept in the inbox until their `upload` connector
+"""Sessions uploaded by devices (docs/design.md "Device uploads"), kept in the inbox until their `upload` connector
 (`library.ingest.upload_connector`) reads them; `receive()` asks the worker for that run.
 
 `receive()` takes an upload's bytes, parses them at once with the same reader as the

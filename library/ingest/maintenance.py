@@ -1,5 +1,5 @@
-"""Work on stored items without reading the sources again: `retag` (SPEC §6),
-`redact_stored` (SPEC §4) and `resummarize` (SPEC §5). The CLI, the web app's admin tools
+"""Work on stored items without reading the sources again: `retag` (docs/design.md "Project tags"),
+`redact_stored` (docs/design.md "Redaction") and `resummarize` (docs/design.md "The summariser"). The CLI, the web app's admin tools
 and the Huey tasks all call these functions.
 
 Each returns a small report and writes through the Item model, so the FTS rows follow in

@@ -1,4 +1,4 @@
-"""What a person writes in a session to keep something out of Jezero (SPEC §3 "Kept out"),
+"""What a person writes in a session to keep something out of Jezero (docs/design.md "Kept out"),
 applied to what a connector read before anything else sees it: before redaction, hashing,
 storage, logging or any model call.
 

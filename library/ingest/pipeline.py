@@ -1,4 +1,4 @@
-"""One run of one connector (SPEC §2–6): discover → read → redact → segment → hash →
+"""One run of one connector (docs/design.md "The way of the data"): discover → read → redact → segment → hash →
 summarise what changed → store → move the cursor → report.
 
 Guarantees:
@@ -178,7 +178,7 @@ def _redacted(block, redactor):
 def _display_line(line, limit=ONE_LINE_CHARS):
     """A redacted tool line shortened to what is shown (`Name: ` and `limit` characters of its
     detail), never cutting a marker in half. Connectors keep tool lines whole up to a larger
-    bound, so that redaction sees a key whole before anything is cut (issue 12)."""
+    bound, so that redaction sees a key whole before anything is cut (docs/design.md "Redaction")."""
     name, sep, detail = line.partition(": ")
     if not sep:
         name, detail = "", line
@@ -303,7 +303,7 @@ class Run:
         for index, (seg, key) in enumerate(zip(segments, keys, strict=True)):
             item = existing.get(key)
             if item is None and index == 0 and unit.single_document:
-                item = existing.get(legacy_key(self.name, unit))   # stored before keys followed SPEC §1
+                item = existing.get(legacy_key(self.name, unit))   # stored before keys took their present form (docs/design.md "Items")
             needs_call = item is None or item.text_hash != seg.hash
             planned.append(Planned(seg, key, item, needs_call))
             if needs_call:
@@ -462,7 +462,7 @@ class Run:
 
 
 def item_keys(source, unit, segments):
-    """The keys of a unit's items (SPEC §1): `<source>:<unit id>#<first block>` for each
+    """The keys of a unit's items (docs/design.md "Items"): `<source>:<unit id>#<first block>` for each
     segment of a session; `<source>:<unit id>` for a unit that is one document (an email
     thread). Should a document be too long for one segment, its later segments keep
     `#<first block>`, so that its first item stays the same item as the document grows."""
@@ -473,7 +473,7 @@ def item_keys(source, unit, segments):
 
 
 def legacy_key(source, unit):
-    """The key a one-document unit's first item had before keys followed SPEC §1
+    """The key a one-document unit's first item had before keys took their present form (docs/design.md "Items")
     (`<source>:<unit id>#0`): such an item is found under it and renamed, keeping its id."""
     return f"{source}:{unit.id}#0"
 

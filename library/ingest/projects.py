@@ -1,4 +1,4 @@
-"""Project tags (SPEC §6): which project an item belongs to, from what its source said.
+"""Project tags (docs/design.md "Project tags"): which project an item belongs to, from what its source said.
 
 The model proposes a slug, but a hint from the source wins, in this order:
 1. the connector's fixed `project` option;

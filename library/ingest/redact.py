@@ -1,4 +1,4 @@
-"""Secret redaction (SPEC §4): the versioned rule set and the `Redactor` that applies it.
+"""Secret redaction (docs/design.md "Redaction"): the versioned rule set and the `Redactor` that applies it.
 
 Every text that Jezero hashes, stores, logs or sends to a model passes through here first;
 a secret becomes `[REDACTED:<kind>]`. The module owns the rules, their kinds and `VERSION`
@@ -21,7 +21,7 @@ basic-auth (`Authorization:` headers, `Bearer …`), password-assignment and sec
 (generic `name = value` and secrets named in a sentence, below; also `mysql -p…`, `docker
 login -p`, `sshpass -p`, `curl -u user:…`).
 
-Measured (bench/redact.py → bench/RESULTS-redact.md, on the planted corpus of issue 12 in
+Measured (bench/redact.py → bench/RESULTS-redact.md, on the planted corpus (docs/design.md "Secrets never land") in
 tests/secrets_corpus.py: 577 secrets of 53 kinds in 10 contexts, 480 benign high-entropy
 strings): these rules leave none of the secrets and change none of the benign strings at
 ~21 MB/s a block at a time (VERSION 1: 121 secrets left, 14 % false positives). Of the

@@ -1,4 +1,4 @@
-"""When connectors run (SPEC §16), and the worker's heartbeat.
+"""When connectors run (docs/design.md "Jobs and the worker"), and the worker's heartbeat.
 
 `run_due()` runs every enabled connector whose `interval_minutes` have elapsed since its
 last run started; the Huey worker calls it every 5 minutes. `beat()` records that the

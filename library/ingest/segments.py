@@ -1,4 +1,4 @@
-"""Blocks → segments → hashes (SPEC §3). Pure functions: no database, no model.
+"""Blocks → segments → hashes (docs/design.md "Blocks and segments"). Pure functions: no database, no model.
 
 A segment's text is its blocks rendered as `role: text`, separated by one blank line. With
 `L = max_input_chars`, a block whose rendered length exceeds L is cut in the middle around

@@ -1,4 +1,4 @@
-"""The connectors as people see them (SPEC §2, §5, §14): each one's settings, where it is
+"""The connectors as people see them (docs/design.md "Connectors", "The summariser", "The web app"): each one's settings, where it is
 defined (jezero.toml or the database, see `configured`), cursor state, inbox (for the upload
 type) and newest run reports; the uploads waiting in the inbox that no upload connector
 reads; and `reset`, which forgets a connector's cursor. `overview()` costs the same few

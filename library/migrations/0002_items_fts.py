@@ -1,4 +1,4 @@
-"""Creates the record index `items_fts` (SPEC §7), empty (the items table is new), with the
+"""Creates the record index `items_fts` (docs/design.md "The indexes"), empty (the items table is new), with the
 configured tokenizer (`storage.tokenizer`). Frozen SQL: this migration does not run today's
 code (`library.store` keeps the index from here on; `secure-delete` comes with 0016)."""
 

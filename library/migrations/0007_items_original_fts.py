@@ -1,4 +1,4 @@
-"""Creates the original-text index (SPEC §7a) and its vocabulary, and fills the index from the
+"""Creates the original-text index (docs/design.md "The indexes") and its vocabulary, and fills the index from the
 items already stored, printing its progress: on a large library this takes a while. Each
 item's redacted original, CJK characters spaced, with the digest `jezero check` compares;
 the tokenizer is `storage.original_tokenizer`. Frozen SQL and the frozen `_v1_indexes`: this

@@ -1,4 +1,4 @@
-"""Creates the record word index (issue 15) and fills it from the items already stored,
+"""Creates the record word index (docs/design.md "The indexes") and fills it from the items already stored,
 printing its progress (about 10,000 items a second): the record's five columns as the record
 index holds them, CJK characters spaced, with the digest of the record text `jezero check`
 compares; the tokenizer is `storage.original_tokenizer`. Frozen SQL and the frozen

@@ -1,4 +1,4 @@
-"""Creates the item vectors of the search by meaning (issue 16) and makes them for every item
+"""Creates the item vectors of the search by meaning (docs/design.md "Meaning") and makes them for every item
 already stored, printing progress. Frozen: the tables in SQL and the embedding of the frozen
 `_v1_vectors` (the packaged wordllama model); this migration does not run today's
 `library.meaning`."""

@@ -1,4 +1,4 @@
-"""People with allowed sources (SPEC §10 as amended): a `people` row per web user holding the
+"""People with allowed sources (docs/design.md "People"): a `people` row per web user holding the
 globs of the sources that user may read. Every user that exists when this runs gets `["*"]`,
 so nobody loses what they could read before; a user made afterwards without a row reads
 nothing until staff give them sources (staff read everything regardless). Frozen code: the

@@ -1,4 +1,4 @@
-"""The agent view (SPEC §13, §14): choose a project or type a working folder, and a first
+"""The agent view (docs/design.md "Agent hooks", "The web app"): choose a project or type a working folder, and a first
 message, and see exactly what the session-start and first-prompt hooks would inject. A GET
 form, so a view can be bookmarked and shared. It reads as the person looking: their allowed
 sources (`people.allowed_sources`), as a client with those globs would get."""

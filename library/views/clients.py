@@ -1,4 +1,4 @@
-"""Clients (SPEC §10, §14, staff): the list with a create form; a created client's token is
+"""Clients (docs/design.md "Access", "The web app", staff): the list with a create form; a created client's token is
 rendered once, straight from the POST, with copy-ready snippets, and never stored or shown
 again; each client's page edits its allowed sources, scopes and upload source; revoke after
 a confirmation page. The rules (an upload source that is an upload connector, no reading

@@ -1,4 +1,4 @@
-"""Staff actions on one item (SPEC §14): re-summarise (a background job), retag (now), delete
+"""Staff actions on one item (docs/design.md "The web app"): re-summarise (a background job), retag (now), delete
 (forget its unit for good, after a confirmation page: library.views.forgetting). Thin: each calls one service and redirects with a message."""
 
 from django.contrib import messages

@@ -1,4 +1,4 @@
-"""The Sources page (SPEC §14) — every connector with where it is defined, its schedule, cursor
+"""The Sources page (docs/design.md "The web app") — every connector with where it is defined, its schedule, cursor
 state and newest run reports, the uploads no connector reads (a person who is not staff
 sees only the connectors of the sources they may read) — and the staff actions: add a
 connector (choose a type, then a form generated from the schema, with the folders found on

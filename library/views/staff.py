@@ -1,4 +1,4 @@
-"""Access rules shared by the staff pages and actions (SPEC §10, §14): every page needs a
+"""Access rules shared by the staff pages and actions (docs/design.md "Access", "The web app"): every page needs a
 login (anonymous visitors go to the login page); admin pages and actions also need a staff
 user, and answer 403 with a short page to anyone else. Also the small page for a missing
 connector, client or job."""

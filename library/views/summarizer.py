@@ -1,4 +1,4 @@
-"""The Settings page (SPEC §14, staff): the summariser — its provider, model and limits as a
+"""The Settings page (docs/design.md "The web app", staff): the summariser — its provider, model and limits as a
 form generated from the `[summarizer]` schema, each field saying where its value comes from
 (default, jezero.toml, set here) with a button that clears a value set here; the API key as a
 password field, never shown again (only "set — ends in …wxyz" and a Remove button); and a Test

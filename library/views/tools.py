@@ -1,4 +1,4 @@
-"""Admin tools (SPEC §14, staff): retag all, redact-stored (a preview job counts what would
+"""Admin tools (docs/design.md "The web app", staff): retag all, redact-stored (a preview job counts what would
 change; its page offers the apply button), re-summarise by ids or by a filter. Each starts a
 background job; the job page shows its progress (htmx polls a fragment every second; without
 JavaScript the page refreshes itself) and, when it ends, the service's report."""

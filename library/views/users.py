@@ -1,4 +1,4 @@
-"""Users (SPEC §10, §14, staff): the list with an add form; each user's page edits their
+"""Users (docs/design.md "Access", "The web app", staff): the list with an add form; each user's page edits their
 allowed sources, staff flag and password; deactivate after a confirmation page, reactivate
 with one button. The rules (a name and a password Django accepts, globs as clients take
 them, a person who is not staff reads some source, nobody locks themselves out) are

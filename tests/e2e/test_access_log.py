@@ -1,7 +1,7 @@
 """The access log of a real `jezero serve` (gunicorn, jezero_site.accesslog): one line per
 request that a client cannot forge, and no secret in it — no query string (uploads carry
-`git_remote` in theirs, which may hold `https://user:token@host/…`, issue 12), no user name
-of a Basic header, no bearer token, no referrer (issue 25)."""
+`git_remote` in theirs, which may hold `https://user:token@host/…`), no user name
+of a Basic header, no bearer token, no referrer (docs/design.md "The access log")."""
 
 import base64
 import contextlib

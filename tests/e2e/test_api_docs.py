@@ -1,4 +1,4 @@
-"""The API's interactive docs (SPEC §12) in headless Chromium against a real `jezero serve`:
+"""The API's interactive docs (docs/design.md "HTTP API") in headless Chromium against a real `jezero serve`:
 under the site's own content security policy and with no network but loopback, a logged-in
 person sees Swagger UI list every operation and runs a search from it; an anonymous visitor
 is sent to the login page. Swagger UI's files come from this server (django-ninja ships

@@ -1,4 +1,4 @@
-"""The appliance as an operator runs it (SPEC §18): backups taken while a writer is busy and
+"""The appliance as an operator runs it (docs/design.md "Deployment"): backups taken while a writer is busy and
 restored, /health turning 503, settings that fail loudly, `jezero up` starting and stopping
 web and worker together."""
 

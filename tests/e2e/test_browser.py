@@ -1,4 +1,4 @@
-"""The web app end to end (SPEC §14): a real `jezero serve` and `jezero worker` with a small
+"""The web app end to end (docs/design.md "The web app"): a real `jezero serve` and `jezero worker` with a small
 seeded library and one Claude Code connector, driven through headless Chromium by a person who
 logs in, searches, reads, runs a dry run, makes a client and looks at the agent view.
 

@@ -1,4 +1,4 @@
-"""Connecting agents' folders and devices from the browser alone (issue 14), against a real
+"""Connecting agents' folders and devices from the browser alone (docs/design.md "Configuration as data"), against a real
 `jezero serve` and `jezero worker`: a person adds a Claude Code connector from the folders
 mounted under JEZERO_SOURCES_DIR and a Markdown one by choosing its type, tests each (a dry
 run lists what a run would read), runs them and finds their items in search; then makes a

@@ -1,4 +1,4 @@
-"""Each person sees their own, in a browser (issue 24, SPEC §10 as amended): a real `jezero
+"""Each person sees their own, in a browser (docs/design.md "People"): a real `jezero
 serve` with three sources, a person made with `jezero user add` and limited to one of them,
 who logs in through headless Chromium and finds only that source on search, an item by id,
 the later panel, the timeline, projects and the agent view; and a staff user who adds, narrows

@@ -1,4 +1,4 @@
-"""Choosing a model from the browser alone (issue 14), against a real `jezero serve` and
+"""Choosing a model from the browser alone (docs/design.md "Configuration as data"), against a real `jezero serve` and
 `jezero worker` and the fake model server on loopback spoken to by the real `anthropic` SDK:
 a person switches the summariser to anthropic with a key typed into the Settings page, tests
 it (one call, its record shown), runs a connector, and finds an item that model wrote. The

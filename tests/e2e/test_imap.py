@@ -1,7 +1,7 @@
 """The imap connector against a real IMAP server (Debian's Dovecot on 127.0.0.1 over TLS, see
 tests/fakes/dovecot.py), end to end through `library.ingest.pipeline.run` with the real extractive
 summariser: threads, HTML mail, quotes, a new message between runs, a UIDVALIDITY change,
-thread keys (SPEC §1, and the `#0` keys of older libraries) and a refused login."""
+thread keys (docs/design.md "Items", and the `#0` keys of older libraries) and a refused login."""
 
 from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
@@ -208,7 +208,7 @@ def thread_keys():
 
 
 def test_a_thread_is_one_document_keyed_by_its_source_and_thread(box, configure):
-    """SPEC §1: a thread's key is `<source>:<thread id>`, without the `#<first block>` that
+    """docs/design.md "Items": a thread's key is `<source>:<thread id>`, without the `#<first block>` that
     the segments of an agent session carry."""
     box.append(ORIGINAL, when=at(0))
     box.append(ANSWER, when=at(60))
@@ -220,7 +220,7 @@ def test_a_thread_is_one_document_keyed_by_its_source_and_thread(box, configure)
 
 
 def test_an_item_stored_under_an_old_hash_zero_key_is_renamed_not_duplicated(box, configure):
-    """A library written before keys followed SPEC §1 holds `<source>:<thread>#0`. Re-read with
+    """A library written before keys took their present form (docs/design.md "Items") holds `<source>:<thread>#0`. Re-read with
     no change (after `connector reset`), the item takes its new key at no model call; a new
     message updates the same item. Its id never changes and no second item appears."""
     box.append(ORIGINAL, when=at(0))

@@ -221,7 +221,7 @@ def test_with_a_wrong_token_every_hook_is_silent(library, device, tmp_path):
 
 
 def test_a_post_with_a_wrong_token_is_401(library):
-    """SPEC §12: no or invalid token → 401, on the device routes too."""
+    """docs/design.md "HTTP API": no or invalid token → 401, on the device routes too."""
     request = urllib.request.Request(library.url + "/api/v1/hooks/session-start", data=b"{}", method="POST",
                                      headers={"Authorization": "Bearer not-a-real-token",
                                               "Content-Type": "application/json"})

@@ -1,6 +1,6 @@
 """A client limited to one source finds every item of it that holds a common word, before and
 after `jezero optimize`, on every path: the JSON API, MCP (the official SDK's client), the
-CLI and the web page, against a real `jezero serve` (issue 23's case, at the real thresholds:
+CLI and the web page, against a real `jezero serve` (the case of docs/design.md "What did not work: lists of each word's best items", at the real thresholds:
 a word more than 1,000 items hold is read from its postings once they are made)."""
 
 import asyncio

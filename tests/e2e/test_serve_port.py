@@ -1,5 +1,5 @@
 """`jezero serve` and `jezero up` refuse to start on an address something already serves
-(issue 25): each gunicorn worker listens with SO_REUSEPORT, so without this check a second
+(docs/design.md "Serving"): each gunicorn worker listens with SO_REUSEPORT, so without this check a second
 Jezero on the same port started silently and the kernel shared the traffic between two
 libraries."""
 

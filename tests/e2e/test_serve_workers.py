@@ -1,4 +1,4 @@
-"""Keep-alive connections spread over the server's workers (issue 15): agents and devices keep
+"""Keep-alive connections spread over the server's workers (docs/design.md "Serving"): agents and devices keep
 one connection each, and with a single listening socket the first worker to wake accepted
 every pending connection (asyncio accepts a whole batch), so one process served them all
 while the other idled. `jezero serve` gives each worker its own listening socket

@@ -1,4 +1,4 @@
-"""An upgrade from the first release (issue 25): a data folder whose library was made at the
+"""An upgrade from the first release (docs/design.md "Upgrades and migrations"): a data folder whose library was made at the
 first release's schema (migrations up to 0006, items as that release stored them: the row and
 its `items_fts` row), with items from real transcripts, is migrated to today by `jezero
 migrate`; then `jezero check` is clean, every item is found by a word of what was said and by

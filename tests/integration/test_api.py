@@ -1,4 +1,4 @@
-"""SPEC §10 and §12: the JSON API with client tokens — auth, scopes, source isolation, errors,
+"""docs/design.md "Access", "HTTP API": the JSON API with client tokens — auth, scopes, source isolation, errors,
 and device uploads (bad input changes nothing)."""
 
 import gzip

@@ -84,7 +84,7 @@ def test_a_token_is_read_the_same_way_by_the_api_and_mcp_and_the_document_answer
                     "mcp": await client.post("/mcp", headers={**HEADERS, **headers}, json=INIT)}
 
     answers = asyncio.run(go())
-    assert answers.pop("document").status_code == 200   # it holds no data (SPEC §10)
+    assert answers.pop("document").status_code == 200   # it holds no data (docs/design.md "Access")
     assert {route: answer.status_code for route, answer in answers.items()} == dict.fromkeys(
         answers, 200 if accepted else 401)
     if accepted:
@@ -96,7 +96,7 @@ def test_a_token_is_read_the_same_way_by_the_api_and_mcp_and_the_document_answer
 
 def test_api_requests_reuse_their_database_connections():
     """Each request's synchronous code runs on a kept thread, which keeps its SQLite
-    connection (issue 15): a request does not open a connection of its own."""
+    connection (docs/design.md "Serving"): a request does not open a connection of its own."""
     from django.db.backends.signals import connection_created
 
     from jezero_site.asgi import application
@@ -163,7 +163,7 @@ def _answers(app, secret, hops):
 def test_the_django_app_answers_as_djangos_handler_in_one_step_on_its_thread(settings, monkeypatch):
     """The router's Django app (one step on a kept thread: signal, middleware, view, closing)
     answers every kind of request exactly as Django's own ASGI handler does, and moves a
-    request to its thread once where Django's moves it five or six times (issue 15: about 1.3 ms of
+    request to its thread once where Django's moves it five or six times (docs/design.md "Serving": about 1.3 ms of
     server CPU a search at 100,000 items, bench/RESULTS-serve.md)."""
     from asgiref import sync
     from django.core.handlers.asgi import ASGIHandler

@@ -1,4 +1,4 @@
-"""Connectors as data (issue 14): added, edited, disabled and removed from the web app and the
+"""Connectors as data (docs/design.md "Connectors", "Configuration as data"): added, edited, disabled and removed from the web app and the
 CLI through one module (`library.ingest.configured`), checked by the schema jezero.toml uses,
 beside the file's read-only connectors, and picked up by a running worker without a restart;
 clients' upload sources that always have a connector; uploads no connector reads shown."""

@@ -1,4 +1,4 @@
-"""SPEC §13: what the session-start and first-prompt hooks inject, rule by rule."""
+"""docs/design.md "Agent hooks": what the session-start and first-prompt hooks inject, rule by rule."""
 
 import pytest
 
@@ -50,7 +50,7 @@ def generic():
 
 
 def test_generic_words_inject_nothing(items, generic):
-    """SPEC §13 Precision: two words that happen to be in a title are not evidence."""
+    """docs/design.md "The first-prompt rule": two words that happen to be in a title are not evidence."""
     assert first("fix the build of my code file") == ""
     assert first("the build of the code file fails again") == ""
 

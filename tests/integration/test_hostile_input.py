@@ -1,4 +1,4 @@
-"""Issue 13: input nobody should send costs nothing and breaks nothing — a clear 4xx or an
+"""docs/design.md "Bad input changes nothing": input nobody should send costs nothing and breaks nothing — a clear 4xx or an
 ordinary answer, never a 500, on the API, the pages and the read functions they share (MCP's
 answers are in tests/e2e/test_mcp.py)."""
 

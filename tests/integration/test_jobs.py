@@ -1,4 +1,4 @@
-"""SPEC §14, §16: long work started from the browser runs as a Huey task (immediate in tests)
+"""docs/design.md "The web app", "Jobs and the worker": long work started from the browser runs as a Huey task (immediate in tests)
 on a `Job` row — enqueued after commit, with throttled progress, ending done with the
 service's report or failed with the error."""
 

@@ -1,4 +1,4 @@
-"""SPEC §8 `later`, step by step."""
+"""`later` (docs/design.md "Later"), step by step."""
 
 import pytest
 from django.db import connection

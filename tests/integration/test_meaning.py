@@ -1,4 +1,4 @@
-"""Issue 16: search by meaning. Every item has vectors of what was said (`library.meaning`),
+"""Search by meaning (docs/design.md "Meaning"). Every item has vectors of what was said (`library.meaning`),
 made by the packaged model with no network, kept in step with every write like the FTS
 indexes, checked, rebuilt and filled by a migration; the fused search re-ranks its best
 candidates by them."""

@@ -1,4 +1,4 @@
-"""The frozen migrations (issue 25) against today's code: a new library has exactly the tables
+"""The frozen migrations (docs/design.md "Upgrades and migrations") against today's code: a new library has exactly the tables
 today's `library.store` makes, and a library upgraded by them holds exactly the index rows and
 vectors today's `store.rebuild` would write. When today's code indexes differently, these
 fail until a new migration brings libraries there."""

@@ -1,4 +1,4 @@
-"""SPEC §12: the OpenAPI document at /api/v1/openapi.json is exact. It is valid OpenAPI 3.1;
+"""docs/design.md "HTTP API": the OpenAPI document at /api/v1/openapi.json is exact. It is valid OpenAPI 3.1;
 every route declares each error it can answer (400, 401, 403, 404, 413, 422, 429) with the
 one error schema, and the bodies the server sends match it (validation errors included);
 every parameter is described, with its bounds; the upload body is declared. A client

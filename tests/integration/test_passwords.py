@@ -1,4 +1,4 @@
-"""The password rule of jezero_site.passwords (issue 25), wherever a password is set: a user
+"""The password rule of jezero_site.passwords (docs/design.md "Passwords and logins"), wherever a password is set: a user
 name, "jezero" or a common password with only digits (a year) or symbols added, or only a
 date, is refused — by `jezero init`'s check, the /setup/ page, the Users page, `jezero user`
 and the Django admin's password form — with a sentence that says why; passphrases and the

@@ -1,4 +1,4 @@
-"""Each person sees their own (SPEC §10 as amended, issue 24): a person limited to one source
+"""Each person sees their own (docs/design.md "People"): a person limited to one source
 finds only it on every page — search and its lists, an item by id, the later panel, the
 timeline, projects, the agent view, the sources page, the API read through the browser —
 staff see everything, users from before migration 0015 keep everything; the Users page and

@@ -1,4 +1,4 @@
-"""One connector run end to end (SPEC §2–6): real Claude Code transcripts in a folder, the
+"""One connector run end to end (docs/design.md "The way of the data"): real Claude Code transcripts in a folder, the
 real extractive summariser, the real database and index."""
 
 import json

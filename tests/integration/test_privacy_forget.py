@@ -1,4 +1,4 @@
-"""Forgetting and exclusions inside the app (SPEC §3 "Kept out"): what a tombstone stops
+"""Forgetting and exclusions inside the app (docs/design.md "Kept out"): what a tombstone stops
 (the same session under another connector, an upload, a re-run), what staff see on the web
 pages, what `jezero check` finds, and the configured exclusions. The file-level proof (the
 text gone from the database file and a backup) is tests/e2e/test_privacy_cli.py."""

@@ -1,4 +1,4 @@
-"""The author's markers honoured by every connector type and by uploads (SPEC §3 "Kept out"):
+"""The author's markers honoured by every connector type and by uploads (docs/design.md "Kept out"):
 a `<private>` span never reaches the model, an item, the database file or a log; a unit with
 the line `jezero: skip` in a user block leaves nothing but a count in the run report.
 

@@ -1,4 +1,4 @@
-"""Issue 12 end to end: the planted corpus as a Claude Code session through a real connector run
+"""The planted-secret corpus (docs/design.md "Secrets never land") end to end: the planted corpus as a Claude Code session through a real connector run
 (the real extractive summariser) into the database — no secret in what is sent to the
 summariser, in any stored field, in either full-text index or in the JSONL export; the benign
 strings arrive intact — and `redact-stored` taking secrets that older rules missed out of a

@@ -1,4 +1,4 @@
-"""SPEC §5 re-summarising, with the extractive summariser (amended 2026-12): `jezero resummarize
+"""Re-summarising (docs/design.md "Re-summarising"), with the extractive summariser: `jezero resummarize
 --where summarizer=extractive` gives items that an older extractive summariser wrote the new
 records, from their stored original, keeping their ids — and the original is read back into
 exactly the blocks it was rendered from."""

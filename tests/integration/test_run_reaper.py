@@ -1,4 +1,4 @@
-"""Run reports of dead runs (issue 25): a run killed half-way (kill -9, a crash, a restart)
+"""Run reports of dead runs (docs/design.md "Budget and run reports"): a run killed half-way (kill -9, a crash, a restart)
 left its report "running" for ever. A live run holds its connector's lock from before its
 report is written until after it is saved finished, so a report still "running" whose lock
 is free is of a dead run: the reaper (every 5 minutes, with the job reaper) and the

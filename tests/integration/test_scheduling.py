@@ -1,4 +1,4 @@
-"""SPEC §16: the periodic task runs connectors whose interval has elapsed, one run per
+"""docs/design.md "Jobs and the worker": the periodic task runs connectors whose interval has elapsed, one run per
 connector at a time; the worker's heartbeat shows in /health."""
 
 from datetime import timedelta

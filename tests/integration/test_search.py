@@ -1,4 +1,4 @@
-"""SPEC §7 search, rule by rule, on a real SQLite FTS5 index: `records_only=True`, which must
+"""The record ranking (docs/design.md "The record ranking"), rule by rule, on a real SQLite FTS5 index: `records_only=True`, which must
 reproduce §7 exactly (the fused default of §7a has its own tests in test_search_fused.py)."""
 
 from datetime import timedelta

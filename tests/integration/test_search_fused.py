@@ -1,4 +1,4 @@
-"""SPEC §7a: the default search ranks by the record and by what was said (the original),
+"""docs/design.md "How search ranks": the default search ranks by the record and by what was said (the original),
 says where each result matched and shows why."""
 
 import pytest
@@ -123,7 +123,7 @@ def test_common_words_alone_find_nothing_in_what_was_said_and_say_why():
     assert (result.match, result.original_match, result.hits) == (None, None, [])
     assert "only common words" in result.hint
     assert "only common words" in find("is it a").as_dict()["hint"]
-    assert find("why did the", records_only=True).hint is None   # SPEC §7 looks "why", "did", "the" up
+    assert find("why did the", records_only=True).hint is None   # the record ranking (docs/design.md "The record ranking") looks "why", "did", "the" up
     assert "3 or more characters" in find("a an", records_only=True).hint
     assert find("notes").hint is None
 

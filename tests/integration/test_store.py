@@ -1,4 +1,4 @@
-"""SPEC §1: every write to an item updates its FTS row in the same transaction; `check`
+"""docs/design.md "The indexes": every write to an item updates its FTS row in the same transaction; `check`
 sees any difference; `rebuild` (jezero reindex) brings the index back."""
 
 import pytest
@@ -145,7 +145,7 @@ def test_check_runs_the_fts5_integrity_check():
     assert store.check().ok
 
 
-# --- the original-text index (SPEC §7a) -----------------------------------------------------
+# --- the original-text index (docs/design.md "The indexes") -----------------------------------------------------
 
 def said(word):
     """Item ids whose original holds `word`, straight from the original-text index."""

@@ -1,4 +1,4 @@
-"""SPEC §5 `command` provider: a local agent CLI (here small Python scripts) gets the prompt on
+"""The `command` provider (docs/design.md "Providers"): a local agent CLI (here small Python scripts) gets the prompt on
 stdin and prints the record on stdout; failures and hangs are errors, and a hang is killed."""
 
 import json

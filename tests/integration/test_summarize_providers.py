@@ -1,4 +1,4 @@
-"""SPEC §5 through the real `anthropic` and `openai` SDKs against a scripted server on loopback:
+"""The summariser (docs/design.md "The summariser") through the real `anthropic` and `openai` SDKs against a scripted server on loopback:
 what is sent, how answers are checked, and the retry policy (waits recorded, not slept)."""
 
 import json

@@ -1,4 +1,4 @@
-"""Choosing the summariser from the web app and the CLI (issue 14): the Settings page's form
+"""Choosing the summariser from the web app and the CLI (docs/design.md "Configuration as data"): the Settings page's form
 generated from the `[summarizer]` schema, values set here over jezero.toml's key by key, the
 API key written to a 0600 file and never to the database, a log or a page, the effective
 configuration used by every run (without a restart), and the Test button's one call through

@@ -1,4 +1,4 @@
-"""The pages every person uses (SPEC §14): search, item, timeline, projects — with a staff user,
+"""The pages every person uses (docs/design.md "The web app"): search, item, timeline, projects — with a staff user,
 a plain user and an anonymous visitor; query counts that do not grow with the library; and
 stored text that can never become markup."""
 

@@ -1,4 +1,4 @@
-"""SPEC §14: the staff actions on items, the Sources page, the admin tools and their jobs, the
+"""docs/design.md "The web app": the staff actions on items, the Sources page, the admin tools and their jobs, the
 Clients pages and the agent view — each with a staff user, a plain user and an anonymous
 visitor; what a person would see and what it changes; query counts that do not grow."""
 

@@ -1,4 +1,4 @@
-"""An empty read says why when sessions are on their way (issue 26): a device's first upload
+"""An empty read says why when sessions are on their way (docs/design.md "Device uploads"): a device's first upload
 is not an item until its connector runs, and a new user who searches in between should read
 that — on the API, the CLI, the MCP tools' text and the web pages — not a bare "no results"."""
 

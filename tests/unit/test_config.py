@@ -1,4 +1,4 @@
-"""SPEC §17: the configuration is validated whole; mistakes name the key and the range."""
+"""docs/design.md "Configuration as data": the configuration is validated whole; mistakes name the key and the range."""
 
 import tomllib
 

@@ -1,4 +1,4 @@
-"""The claude_code connector (SPEC §2, formats.md): units, what reaches the summariser,
+"""The claude_code connector (docs/design.md "Connectors", formats.md): units, what reaches the summariser,
 hints, branches and robustness. Real transcripts are read from tests/fixtures/real;
 small hand-made ones under tests/fixtures/claude_code mark every dropped text with NOISE."""
 
@@ -282,7 +282,7 @@ def test_a_pasted_image_line_of_a_megabyte_keeps_its_text(tmp_path):
 
 
 def test_a_long_shell_command_becomes_one_line_kept_whole_for_redaction(tmp_path):
-    """The first line only, whole: the pipeline shortens it for display after redaction (issue 12)."""
+    """The first line only, whole: the pipeline shortens it for display after redaction (docs/design.md "Redaction")."""
     command = "python -c '" + "x" * 1000 + "'\necho second line"
     line = {"type": "assistant", "uuid": "a1", "sessionId": "s1", "timestamp": "2026-03-02T10:00:00Z",
             "message": {"id": "m1", "role": "assistant", "content": [

@@ -1,4 +1,4 @@
-"""The codex connector (SPEC §2, formats.md): rollout units, what reaches the summariser,
+"""The codex connector (docs/design.md "Connectors", formats.md): rollout units, what reaches the summariser,
 hints, rollbacks, the old format and robustness. The real rollout is read in place from
 tests/fixtures/real; hand-made ones under tests/fixtures/codex mark dropped text with NOISE."""
 
@@ -161,7 +161,7 @@ def test_shell_calls_show_the_real_command(tmp_path, arguments, line):
 
 
 def test_a_very_long_command_is_kept_whole_and_stdin_polling_is_not_a_tool_call(tmp_path):
-    """Kept whole for redaction; the pipeline shortens it for display afterwards (issue 12)."""
+    """Kept whole for redaction; the pipeline shortens it for display afterwards (docs/design.md "Redaction")."""
     reading = read_lines(tmp_path, [call("exec_command", {"cmd": "echo " + "y" * 2000}),
                                     call("write_stdin", {"session_id": 1, "chars": ""}),
                                     call("write_stdin", {"session_id": 1, "chars": "q\n"})])

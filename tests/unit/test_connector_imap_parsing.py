@@ -1,4 +1,4 @@
-"""The imap connector without a server (SPEC §2): threading, what one message contributes to
+"""The imap connector without a server (docs/design.md "Connectors"): threading, what one message contributes to
 the summariser (quotes, signatures, HTML, attachments), and the small protocol parsers.
 tests/e2e/test_imap.py runs the connector against a real Dovecot."""
 
@@ -235,7 +235,7 @@ def test_unknown_options_are_accepted():
 
 
 def test_a_thread_is_keyed_as_one_document_even_when_cut_into_segments():
-    """SPEC §1: a thread's item is `<source>:<thread id>`; a thread too long for one segment
+    """docs/design.md "Items": a thread's item is `<source>:<thread id>`; a thread too long for one segment
     keeps that key for its first part, and its later parts carry `#<first block>` (a session's
     segments all do)."""
     from connectors.base import Block, Unit

@@ -1,4 +1,4 @@
-"""The markdown connector (SPEC §2): a Backlog.md-style board and a notes folder under
+"""The markdown connector (docs/design.md "Connectors"): a Backlog.md-style board and a notes folder under
 tests/fixtures/markdown/board — units, the glob option, front matter, sections, titles,
 times, hints and robustness. Files that must never be read say NOISE."""
 
@@ -201,7 +201,7 @@ def test_a_run_stores_one_item_per_file_with_the_extractive_summariser(settings,
 
     report = pipeline.run("board", summarizer=ExtractiveSummarizer())
     assert (report.units_seen, report.units_stored, report.units_failed) == (3, 3, 0)
-    item = Item.objects.get(key=f"board:{TASK_1}")   # a task is a single document (SPEC §1)
+    item = Item.objects.get(key=f"board:{TASK_1}")   # a task is a single document (docs/design.md "Items")
     assert item.title == "Set up the login page" and item.trust == "own"
     assert item.original_ref == str(tmp_path / "board" / TASK_1)
     assert item.original.startswith("system: id: task-1; status: Done;")
@@ -212,7 +212,7 @@ def test_a_run_stores_one_item_per_file_with_the_extractive_summariser(settings,
 
 def test_a_long_front_matter_field_is_cut_between_words_so_no_part_of_a_key_is_kept(tmp_path):
     """Fields are cut to 200 characters before redaction runs: a key the cut falls in is left
-    out whole, never kept minus its last characters where no rule would know it (issue 12)."""
+    out whole, never kept minus its last characters where no rule would know it (docs/design.md "Redaction")."""
     key = "sk-proj-" + "Qm4vXr8TzK2LwP9sNd3YhB6jFc1GaE5uRo7i" * 2
     notes = "word " * 37 + key + " more words"
     _unit, reading = read_text(tmp_path, f"---\ntitle: Deploy\nnotes: {notes}\n---\n\nBody.\n")

@@ -1,4 +1,4 @@
-"""The specstory connector (SPEC §2, formats.md): export units, duplicate exports, what
+"""The specstory connector (docs/design.md "Connectors", formats.md): export units, duplicate exports, what
 reaches the summariser in the v2 and old formats, hints, times and robustness. The real
 exports are read from tests/fixtures/real; hand-made ones under
 tests/fixtures/specstory mark every dropped text with NOISE."""
@@ -653,7 +653,7 @@ def test_a_run_stores_one_item_per_export_with_the_extractive_summariser(setting
     assert (report.units_seen, report.units_failed) == (2, 0)      # the copy is the same session
     item = Item.objects.get(key=f"specstory-laptop:{CLAUDE}#0")
     assert item.original_ref == CLAUDE and item.trust == "own" and item.summarizer == "extractive"
-    assert item.title == "Add a discount field to the cart"        # the export's own title (SPEC §5)
+    assert item.title == "Add a discount field to the cart"        # the export's own title (docs/design.md "The extractive summariser")
     assert "tool: Bash: ruff check ." in item.original and "NOISE" not in item.original
     assert item.occurred_at == at("2025-09-14T11:06:09")
     assert item.hints["cwd"] == str(tmp_path / "shop")

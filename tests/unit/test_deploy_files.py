@@ -1,5 +1,5 @@
 """The deployment files, checked without a Docker engine: the Dockerfile lints clean and builds
-the image SPEC §18 asks for (slim pinned base, non-root, /data volume, health check), the
+the image docs/design.md "Container" describes (slim pinned base, non-root, /data volume, health check), the
 build context holds what the image runs, the compose file is valid Compose and wires web +
 worker + Caddy as documented, and .env.example lists exactly the variables Jezero reads."""
 

@@ -1,5 +1,5 @@
-"""The house's rules, checked on the source: who may import whom (issue 11), and that the
-library's modules import one another in no circle (issue 28)."""
+"""The house's rules, checked on the source: who may import whom, and that the library's
+modules import one another in no circle (docs/design.md "The layout test")."""
 
 import ast
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""Migrations are frozen (issue 25): each runs its own historical code — SQL written in it,
+"""Migrations are frozen (docs/design.md "Upgrades and migrations"): each runs its own historical code — SQL written in it,
 the historical models (`apps.get_model`), or a versioned helper module beside it that never
 changes (`library/migrations/_v1_indexes.py`) — never today's library code, which would
 silently change what an old migration does on a user's upgrade. Checked on the source."""

@@ -1,4 +1,4 @@
-"""SPEC §6: project tags from hints, in the order of the rules."""
+"""docs/design.md "Project tags": project tags from hints, in the order of the rules."""
 
 import subprocess
 

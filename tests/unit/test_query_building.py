@@ -1,4 +1,4 @@
-"""SPEC §7 query building: how free text becomes an FTS5 MATCH expression."""
+"""Query building (docs/design.md "Query terms"): how free text becomes an FTS5 MATCH expression."""
 
 import pytest
 

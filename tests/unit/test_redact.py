@@ -1,4 +1,4 @@
-"""SPEC §4 redaction: every kind of secret is replaced in realistic settings, ordinary prose
+"""Redaction (docs/design.md "Redaction"): every kind of secret is replaced in realistic settings, ordinary prose
 and code are left byte-identical, and redaction is idempotent.
 
 The planted secrets are built at run time from a seeded generator and split prefixes, so

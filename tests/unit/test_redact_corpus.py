@@ -1,4 +1,4 @@
-"""Issue 12: the planted corpus (tests/secrets_corpus.py) through the Redactor — no well-formed
+"""docs/design.md "Secrets never land": the planted corpus (tests/secrets_corpus.py) through the Redactor — no well-formed
 secret survives, false positives stay under 1 % — and tool lines are redacted before they are
 shortened, so a key straddling the old 300-character cut is redacted whole.
 

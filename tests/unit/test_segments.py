@@ -1,4 +1,4 @@
-"""SPEC §3: rendering, middle truncation with the exact marker, greedy grouping, ids, times,
+"""docs/design.md "Blocks and segments": rendering, middle truncation with the exact marker, greedy grouping, ids, times,
 hashes, the growing-session property, and reading a rendering back into its blocks."""
 
 from datetime import UTC, datetime, timedelta

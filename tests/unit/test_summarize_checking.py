@@ -1,4 +1,4 @@
-"""SPEC §5 loose checking: what cheap models send is repaired where it can be, refused where not."""
+"""Loose checking (docs/design.md "Loose checking"): what cheap models send is repaired where it can be, refused where not."""
 
 import pytest
 

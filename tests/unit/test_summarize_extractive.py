@@ -1,4 +1,4 @@
-"""SPEC §5 `extractive` (amended 2026-12): with no model, a record a person accepts in the web
+"""The `extractive` summariser (docs/design.md "The extractive summariser"): with no model, a record a person accepts in the web
 app and an agent can use, built from the session's own words — on the connectors' fixtures
 and on the real and real-looking sessions in tests/fixtures/sessions (see SOURCES.md there)."""
 

@@ -1,4 +1,4 @@
-"""SPEC §5: choosing a provider, what it refuses to start without, and the retry arithmetic."""
+"""docs/design.md "The summariser": choosing a provider, what it refuses to start without, and the retry arithmetic."""
 
 import sys
 from datetime import UTC, datetime

@@ -1,4 +1,4 @@
-"""Summarising one segment into one structured record (SPEC §5).
+"""Summarising one segment into one structured record (docs/design.md "The summariser").
 
 The public API is `get_summarizer(config)` → a `Summarizer` whose `summarize(request)`
 returns a `Summary` or raises `SummaryError`, plus the data classes in `base`. Writing a

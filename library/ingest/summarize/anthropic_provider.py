@@ -1,4 +1,4 @@
-"""The Anthropic Messages API through the official `anthropic` SDK (SPEC §5).
+"""The Anthropic Messages API through the official `anthropic` SDK (docs/design.md "The summariser").
 
 The record schema is offered as one tool, `record_summary`, and the model is forced to
 call it; its input is the answer. The SDK's retries are off (`max_retries=0`) so that

@@ -1,5 +1,5 @@
 """The summariser's effective configuration, and the one place that changes and tests it
-(SPEC §5, §14, §17).
+(docs/design.md "The summariser", "The web app", "Configuration as data").
 
 Three layers, key by key: the schema's default, then jezero.toml's `[summarizer]` table (read
 when a process starts: `settings.JEZERO["summarizer"]`), then the values staff set in the

@@ -1,4 +1,4 @@
-"""The extractive summariser: no model, deterministic, works offline (SPEC §5, amended 2026-12).
+"""The extractive summariser: no model, deterministic, works offline (docs/design.md "The extractive summariser").
 
 It builds the record from the segment's own words:
 - title: the source's title (the request's title hint, keeping any " (part n/m)"), unless
@@ -459,7 +459,7 @@ def _questions(doc, hint, errors):
 
 
 def _filled(questions, atoms, subject, doc):
-    """At least MIN_QUESTIONS (SPEC §5): when the user asked fewer things, questions about
+    """At least MIN_QUESTIONS (docs/design.md "The extractive summariser"): when the user asked fewer things, questions about
     what this document holds — its errors, the files it changed, its decisions and
     commands, then its most distinctive names — rather than templates around the title;
     the subject itself comes last."""

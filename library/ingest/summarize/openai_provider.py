@@ -1,4 +1,4 @@
-"""Any OpenAI-compatible chat completions endpoint through the official `openai` SDK (SPEC §5).
+"""Any OpenAI-compatible chat completions endpoint through the official `openai` SDK (docs/design.md "The summariser").
 
 OpenAI itself, OpenRouter, or a local server (Ollama, vLLM, llama.cpp) at `base_url`. The
 record schema goes in `response_format` as a strict `json_schema`; with

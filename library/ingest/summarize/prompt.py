@@ -1,4 +1,4 @@
-"""The fixed system prompt and the user message that carries one document (SPEC §5).
+"""The fixed system prompt and the user message that carries one document (docs/design.md "The summariser").
 
 The document is data: it goes between `<document>` tags, with any `<document>` or
 `</document>` inside it escaped so that a transcript cannot close the tag early and speak

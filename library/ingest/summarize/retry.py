@@ -1,4 +1,4 @@
-"""The retry policy for model calls (SPEC §5), the only one: the SDKs' own retries are off.
+"""The retry policy for model calls (docs/design.md "Calls and retries"), the only one: the SDKs' own retries are off.
 
 Network errors (refused, reset, timed out) and HTTP 408, 409, 429 and 5xx are retried, up
 to `MAX_ATTEMPTS` calls in all, waiting 2, 4, 8 and 16 seconds plus up to one second of

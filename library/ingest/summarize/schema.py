@@ -5,7 +5,7 @@
 response format (hence `additionalProperties: false` and every property required, with
 `project` nullable), and the others read it in the prompt.
 
-`check_answer()` turns what a cheap model actually sent into a `Record` (SPEC §5): atoms
+`check_answer()` turns what a cheap model actually sent into a `Record` (docs/design.md "The summariser"): atoms
 flattened to "kind: text" strings are recovered, an unknown kind becomes `fact`, lists sent
 as JSON-encoded strings are decoded, surplus whitespace is trimmed and questions are cut to
 six. A missing title or summary is a `SummaryError` that is not retried. Error messages

@@ -12,7 +12,7 @@ class Command(Verb):
         parser.add_argument("--since", help="only items at or after this date/time (UTC unless an offset is given)")
         parser.add_argument("--limit", type=int, help="how many results (default 10, at most search.max_limit)")
         parser.add_argument("--records-only", action="store_true",
-                            help="rank by the records alone (SPEC §7), not also by what was said")
+                            help="rank by the records alone, not also by what was said")
 
     def handle(self, *args, **opts):
         result = search.search(" ".join(opts["query"]), allowed_sources=search.ALL_SOURCES,

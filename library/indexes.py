@@ -1,8 +1,9 @@
 """The names and shapes of the full-text indexes, in one place (a leaf: no Django).
 
 `library.store` creates and writes these tables, `library.postings` keeps the postings of
-their common terms, `library.ranking` reads them; each takes the names from here
-(docs/design.md "The indexes").
+their common terms, `library.ranking` and `library.search` read them; each takes the names
+from here (docs/design.md "The indexes"), as do the readers of the log of item writes
+(CHANGES: `library.postings`, `library.catalog`, `library.search`).
 
 - `items_fts` (RECORD_TABLE): the record, trigram tokenizer; SPEC §7's index, the one
   `records_only` ranks by and the record snippets come from.
@@ -21,6 +22,9 @@ RECORD_COLUMNS = ("title", "summary", "questions", "atoms", "project")
 RECORD_WEIGHTS = (2.0, 1.0, 1.5, 1.5, 0.5)   # SPEC §7: bm25's column weights, in that order
 K1, B = 1.2, 0.75      # FTS5's bm25() constants
 MIN_PREFIX = 3         # a record token of this many letters or more is looked up as a prefix
+# Every item write, in order (`store.log_changes`): the seq that the postings and the item
+# catalog follow.
+CHANGES = "item_changes"
 
 
 @dataclass(frozen=True)

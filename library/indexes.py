@@ -29,7 +29,7 @@ CHANGES = "item_changes"
 
 @dataclass(frozen=True)
 class WordIndex:
-    """One word index: its FTS5 table and the tables kept beside it."""
+    """One word index: its FTS5 table and the tables kept beside it (the `*_table` names)."""
 
     name: str           # "words" or "original": `store.rebuild(only=)`, `jezero check`
     role: str           # what it holds, as a search result names it: "record" or "original"
@@ -40,35 +40,38 @@ class WordIndex:
     label: str          # for people: "record word index", "original-text index"
 
     @property
-    def vocab(self):
+    def vocab_table(self):
         """fts5vocab 'row' over it: each token's document count."""
         return f"{self.table.removesuffix('_fts')}_vocab"
 
     @property
-    def instances(self):
+    def instances_table(self):
         """fts5vocab 'instance' over it: every token's every occurrence (term, doc, col, offset)."""
         return f"{self.table}_instances"
 
     @property
-    def fresh(self):
+    def fresh_table(self):
         """FTS5 table holding the current text of the items changed since the postings' base."""
         return f"{self.table}_fresh"
 
     @property
-    def fresh_instances(self):
+    def fresh_instances_table(self):
+        """fts5vocab 'instance' over the fresh table."""
         return f"{self.table}_fresh_instances"
 
     @property
-    def changed(self):
+    def changed_table(self):
         """The items whose row changed (or went) since the postings' base."""
         return f"{self.table}_changed"
 
     @property
-    def postings(self):
+    def postings_table(self):
+        """Each common token's item count and postings, per generation of the base."""
         return f"{self.table}_postings"
 
     @property
-    def lengths(self):
+    def lengths_table(self):
+        """Every item's length in tokens, per generation of the base."""
         return f"{self.table}_lengths"
 
     @property

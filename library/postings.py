@@ -74,28 +74,30 @@ def create(cursor, index, tokenizer):
     cursor.execute(f"INSERT OR IGNORE INTO {STATE} (name, generation, seq, tracking, current) VALUES (%s, 0, 0, 0, 0)",
                    [index.name])
     cursor.execute(f"CREATE TABLE IF NOT EXISTS {RUNS} (id INTEGER PRIMARY KEY AUTOINCREMENT)")
-    cursor.execute(f"CREATE TABLE IF NOT EXISTS {index.postings} (generation INTEGER NOT NULL, term TEXT NOT NULL, "
-                   f"held INTEGER NOT NULL, items BLOB, freqs BLOB, PRIMARY KEY (generation, term))")
-    cursor.execute(f"CREATE TABLE IF NOT EXISTS {index.lengths} (generation INTEGER PRIMARY KEY, "
+    cursor.execute(f"CREATE TABLE IF NOT EXISTS {index.postings_table} (generation INTEGER NOT NULL, "
+                   f"term TEXT NOT NULL, held INTEGER NOT NULL, items BLOB, freqs BLOB, "
+                   f"PRIMARY KEY (generation, term))")
+    cursor.execute(f"CREATE TABLE IF NOT EXISTS {index.lengths_table} (generation INTEGER PRIMARY KEY, "
                    f"lengths BLOB NOT NULL)")
-    cursor.execute(f"CREATE TABLE IF NOT EXISTS {index.changed} (item INTEGER PRIMARY KEY, seq INTEGER NOT NULL)")
-    cursor.execute(f"CREATE INDEX IF NOT EXISTS {index.changed}_seq ON {index.changed}(seq)")
+    cursor.execute(f"CREATE TABLE IF NOT EXISTS {index.changed_table} (item INTEGER PRIMARY KEY, seq INTEGER NOT NULL)")
+    cursor.execute(f"CREATE INDEX IF NOT EXISTS {index.changed_table}_seq ON {index.changed_table}(seq)")
     # The tokenizer comes from the index's own definition (validated configuration).
-    cursor.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {index.fresh} USING fts5({', '.join(index.columns)}, "
+    cursor.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {index.fresh_table} USING fts5({', '.join(index.columns)}, "
                    f"content = '', contentless_delete = 1, tokenize = '{tokenizer}')")
-    cursor.execute(f"INSERT INTO {index.fresh}({index.fresh}, rank) VALUES ('secure-delete', 1)")
-    cursor.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {index.fresh_instances} "
-                   f"USING fts5vocab({index.fresh}, 'instance')")
-    cursor.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {index.instances} USING fts5vocab({index.table}, 'instance')")
+    cursor.execute(f"INSERT INTO {index.fresh_table}({index.fresh_table}, rank) VALUES ('secure-delete', 1)")
+    cursor.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {index.fresh_instances_table} "
+                   f"USING fts5vocab({index.fresh_table}, 'instance')")
+    cursor.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {index.instances_table} "
+                   f"USING fts5vocab({index.table}, 'instance')")
 
 
 def drop(cursor, index):
-    for table in (index.fresh_instances, index.instances):
+    for table in (index.fresh_instances_table, index.instances_table):
         cursor.execute(f"DROP TABLE IF EXISTS {table}")
-    cursor.execute(f"DROP TABLE IF EXISTS {index.fresh}")
+    cursor.execute(f"DROP TABLE IF EXISTS {index.fresh_table}")
     for shadow in ("data", "idx", "content", "docsize", "config"):
-        cursor.execute(f"DROP TABLE IF EXISTS {index.fresh}_{shadow}")
-    for table in (index.postings, index.lengths, index.changed):
+        cursor.execute(f"DROP TABLE IF EXISTS {index.fresh_table}_{shadow}")
+    for table in (index.postings_table, index.lengths_table, index.changed_table):
         cursor.execute(f"DROP TABLE IF EXISTS {table}")
     if _exists(cursor, STATE):   # the run counter stays: a generation number is never used twice
         cursor.execute(f"DELETE FROM {STATE} WHERE name = %s", [index.name])
@@ -104,12 +106,12 @@ def drop(cursor, index):
 def clear(cursor, index):
     """Forget the base and the changes (the index was rebuilt or emptied): every term is
     scored by FTS5 until the next refresh."""
-    if not _exists(cursor, index.postings):
+    if not _exists(cursor, index.postings_table):
         return
-    cursor.execute(f"DELETE FROM {index.postings}")
-    cursor.execute(f"DELETE FROM {index.lengths}")
-    cursor.execute(f"DELETE FROM {index.changed}")
-    cursor.execute(f"DELETE FROM {index.fresh}")
+    cursor.execute(f"DELETE FROM {index.postings_table}")
+    cursor.execute(f"DELETE FROM {index.lengths_table}")
+    cursor.execute(f"DELETE FROM {index.changed_table}")
+    cursor.execute(f"DELETE FROM {index.fresh_table}")
     # The generation number is kept: a process that read the old base never takes a new one for it.
     cursor.execute(f"UPDATE {STATE} SET current = 0, seq = 0, tracking = 0 WHERE name = %s", [index.name])
 
@@ -168,10 +170,10 @@ def note(cursor, index, seq, written=(), removed=()):
         return
     _unfresh(cursor, index, ids)
     if written:
-        cursor.executemany(f"INSERT INTO {index.fresh}(rowid, {', '.join(index.columns)}) "
+        cursor.executemany(f"INSERT INTO {index.fresh_table}(rowid, {', '.join(index.columns)}) "
                            f"VALUES ({', '.join('%s' for _ in range(len(index.columns) + 1))})",
                            [(item_id, *columns) for item_id, columns in written])
-    cursor.executemany(f"INSERT OR REPLACE INTO {index.changed}(item, seq) VALUES (%s, %s)",
+    cursor.executemany(f"INSERT OR REPLACE INTO {index.changed_table}(item, seq) VALUES (%s, %s)",
                        [(item_id, seq) for item_id in ids])
 
 
@@ -180,10 +182,12 @@ def _unfresh(cursor, index, ids):
     asked to delete a row it does not have)."""
     for start in range(0, len(ids), 500):
         chunk = ids[start:start + 500]
-        cursor.execute(f"SELECT id FROM {index.fresh}_docsize WHERE id IN ({', '.join('%s' for _ in chunk)})", chunk)
+        cursor.execute(f"SELECT id FROM {index.fresh_table}_docsize "
+                       f"WHERE id IN ({', '.join('%s' for _ in chunk)})", chunk)
         present = [row[0] for row in cursor.fetchall()]
         if present:
-            cursor.execute(f"DELETE FROM {index.fresh} WHERE rowid IN ({', '.join('%s' for _ in present)})", present)
+            cursor.execute(f"DELETE FROM {index.fresh_table} "
+                           f"WHERE rowid IN ({', '.join('%s' for _ in present)})", present)
 
 
 # --- what FTS5 holds, read through an instance vocabulary ------------------------------------------
@@ -357,15 +361,15 @@ def base(cursor, index):
     if not state or not state.current:
         return None
     generation, seq = state.generation, state.seq
-    cursor.execute(f"SELECT coalesce(max(seq), %s) FROM {index.changed}", [seq])
+    cursor.execute(f"SELECT coalesce(max(seq), %s) FROM {index.changed_table}", [seq])
     top = cursor.fetchone()[0]
     with _lock:
         cached = _cached.get(index.name)
         if cached is None or cached.generation != generation:
-            cursor.execute(f"SELECT term, held, items IS NOT NULL FROM {index.postings} WHERE generation = %s",
+            cursor.execute(f"SELECT term, held, items IS NOT NULL FROM {index.postings_table} WHERE generation = %s",
                            [generation])
             terms = {term: Common(count, bool(has)) for term, count, has in cursor.fetchall()}
-            cursor.execute(f"SELECT lengths FROM {index.lengths} WHERE generation = %s", [generation])
+            cursor.execute(f"SELECT lengths FROM {index.lengths_table} WHERE generation = %s", [generation])
             row = cursor.fetchone()
             lengths = np.frombuffer(row[0], dtype=np.int32) if row else np.zeros(0, dtype=np.int32)
             cached = _CachedBase(generation, seq, terms, lengths, np.zeros(0, dtype=np.int64), seq, sorted(terms), {})
@@ -377,7 +381,7 @@ def base(cursor, index):
         else:
             ahead = cached.changed_seq > top   # another search read further: start from the base
             since = seq if ahead else cached.changed_seq
-            cursor.execute(f"SELECT item FROM {index.changed} WHERE seq > %s AND seq <= %s", [since, top])
+            cursor.execute(f"SELECT item FROM {index.changed_table} WHERE seq > %s AND seq <= %s", [since, top])
             more = np.array([row[0] for row in cursor.fetchall()], dtype=np.int64)
             changed = np.union1d(np.zeros(0, dtype=np.int64) if ahead else cached.changed, more)
             found = _lengths(cursor, index, more)
@@ -393,7 +397,7 @@ def current(cursor, index, base, token):
     common = base.term(token)
     if common is None or not common.has_postings:
         return None
-    cursor.execute(f"SELECT items, freqs FROM {index.postings} WHERE generation = %s AND term = %s",
+    cursor.execute(f"SELECT items, freqs FROM {index.postings_table} WHERE generation = %s AND term = %s",
                    [base.generation, token])
     items_blob, freqs_blob = cursor.fetchone()
     items = np.frombuffer(items_blob, dtype=np.int32)
@@ -402,7 +406,8 @@ def current(cursor, index, base, token):
         keep = ~_member(items, base.changed)
         items, halves = items[keep], halves[keep]
     lengths = base.lengths[items]
-    fresh_items, fresh_halves = _counted(cursor, index, index.fresh_instances, token) if len(base.changed) else ((), ())
+    fresh_items, fresh_halves = (_counted(cursor, index, index.fresh_instances_table, token) if len(base.changed)
+                                 else ((), ()))
     if len(fresh_items):
         fresh_lengths = np.array([base.changed_lengths[int(item_id)] for item_id in fresh_items], dtype=np.int64)
         items = np.concatenate([items.astype(np.int64), fresh_items])
@@ -439,7 +444,7 @@ def composed(cursor, index, base, token):
         start = prefix_end(inner)
     if start is not None and start < end:
         gaps.append((start, end))
-    others = [_counted(cursor, index, index.instances, where=("term >= %s AND term < %s", [low, high]))
+    others = [_counted(cursor, index, index.instances_table, where=("term >= %s AND term < %s", [low, high]))
               for low, high in gaps]
     size = max([0, *(int(part.items.max()) + 1 for part in parts if len(part.items)),
                 *(int(items.max()) + 1 for items, _counts in others if len(items))])
@@ -514,7 +519,7 @@ def _encode(items, halves):
 
 
 def _base_rows(cursor, index, generation, token):
-    cursor.execute(f"SELECT items, freqs FROM {index.postings} WHERE generation = %s AND term = %s",
+    cursor.execute(f"SELECT items, freqs FROM {index.postings_table} WHERE generation = %s AND term = %s",
                    [generation, token])
     row = cursor.fetchone()
     items = np.frombuffer(row[0], dtype=np.int32).astype(np.int64)
@@ -583,16 +588,16 @@ def refresh(index, tokenizer, using="default", progress=None):
     with _snapshot(using) as reader:
         seq = _last_change(reader)
         row_count, _token_count = averages(reader, index)
-        reader.execute(f"SELECT term, doc FROM {index.vocab} WHERE doc > %s", [POSTED])
+        reader.execute(f"SELECT term, doc FROM {index.vocab_table} WHERE doc > %s", [POSTED])
         common_terms = sorted(reader.fetchall())
-        reader.execute(f"SELECT term, items IS NOT NULL FROM {index.postings} WHERE generation = %s",
+        reader.execute(f"SELECT term, items IS NOT NULL FROM {index.postings_table} WHERE generation = %s",
                        [generation if generation is not None else -1])
         has_postings = {term: bool(has) for term, has in reader.fetchall()}
-        reader.execute(f"SELECT item FROM {index.changed} WHERE seq <= %s ORDER BY item", [seq])
+        reader.execute(f"SELECT item FROM {index.changed_table} WHERE seq <= %s ORDER BY item", [seq])
         changed = np.array([row[0] for row in reader.fetchall()], dtype=np.int64)
         lengths = _new_lengths(reader, index, generation, changed)
         with transaction.atomic(using=using), connections[using].cursor() as cursor:
-            cursor.execute(f"INSERT OR REPLACE INTO {index.lengths}(generation, lengths) VALUES (%s, %s)",
+            cursor.execute(f"INSERT OR REPLACE INTO {index.lengths_table}(generation, lengths) VALUES (%s, %s)",
                            [new, lengths.astype(np.int32).tobytes()])
         made_posted = quiet = 0
         for start in range(0, len(common_terms), BATCH):
@@ -607,7 +612,7 @@ def refresh(index, tokenizer, using="default", progress=None):
                 if has_postings.get(token):
                     items, halves = _merged(reader, index, generation, token, changed)
                 else:
-                    items, halves = _counted(reader, index, index.instances, token)
+                    items, halves = _counted(reader, index, index.instances_table, token)
                 if weightless(len(items), row_count):
                     made.append((new, token, len(items), None, None))
                     quiet += 1
@@ -615,7 +620,7 @@ def refresh(index, tokenizer, using="default", progress=None):
                     made.append((new, token, len(items), *_encode(items, halves)))
                     made_posted += 1
             with transaction.atomic(using=using), connections[using].cursor() as cursor:
-                cursor.executemany(f"INSERT INTO {index.postings}(generation, term, held, items, freqs) "
+                cursor.executemany(f"INSERT INTO {index.postings_table}(generation, term, held, items, freqs) "
                                    f"VALUES (%s, %s, %s, %s, %s)", made)
             if progress:
                 progress(min(start + BATCH, len(common_terms)), len(common_terms))
@@ -630,7 +635,7 @@ def _new_lengths(reader, index, generation, changed):
     base's, with the changed items' as they are now; on the first base, all of the index's."""
     row = None
     if generation is not None:
-        reader.execute(f"SELECT lengths FROM {index.lengths} WHERE generation = %s", [generation])
+        reader.execute(f"SELECT lengths FROM {index.lengths_table} WHERE generation = %s", [generation])
         row = reader.fetchone()
     if row is None:
         sizes = _lengths(reader, index)
@@ -653,7 +658,7 @@ def _merged(reader, index, generation, token, changed):
     if len(changed):
         keep = ~_member(items, changed)
         items, halves = items[keep], halves[keep]
-        fresh_items, fresh_halves = _counted(reader, index, index.fresh_instances, token)
+        fresh_items, fresh_halves = _counted(reader, index, index.fresh_instances_table, token)
         if len(fresh_items):
             items = np.concatenate([items, fresh_items])
             halves = np.concatenate([halves, fresh_halves])
@@ -668,17 +673,17 @@ def _install(index, old, new, seq, using):
     with transaction.atomic(using=using), connections[using].cursor() as cursor:
         state = _state(cursor, index)
         if state.generation != old:   # another refresh got there first: this one's base is not newer
-            cursor.execute(f"DELETE FROM {index.postings} WHERE generation = %s", [new])
-            cursor.execute(f"DELETE FROM {index.lengths} WHERE generation = %s", [new])
+            cursor.execute(f"DELETE FROM {index.postings_table} WHERE generation = %s", [new])
+            cursor.execute(f"DELETE FROM {index.lengths_table} WHERE generation = %s", [new])
             return
         cursor.execute(f"UPDATE {STATE} SET generation = %s, seq = %s, current = 1 WHERE name = %s",
                        [new, seq, index.name])
-        cursor.execute(f"SELECT item FROM {index.changed} WHERE seq <= %s", [seq])
+        cursor.execute(f"SELECT item FROM {index.changed_table} WHERE seq <= %s", [seq])
         _unfresh(cursor, index, [row[0] for row in cursor.fetchall()])
-        cursor.execute(f"DELETE FROM {index.changed} WHERE seq <= %s", [seq])
+        cursor.execute(f"DELETE FROM {index.changed_table} WHERE seq <= %s", [seq])
     with transaction.atomic(using=using), connections[using].cursor() as cursor:
-        cursor.execute(f"DELETE FROM {index.postings} WHERE generation < %s", [new])
-        cursor.execute(f"DELETE FROM {index.lengths} WHERE generation < %s", [new])
+        cursor.execute(f"DELETE FROM {index.postings_table} WHERE generation < %s", [new])
+        cursor.execute(f"DELETE FROM {index.lengths_table} WHERE generation < %s", [new])
 
 
 def refresh_all(tokenizers, using="default", progress=None):
@@ -700,7 +705,7 @@ def due(cursor, index):
     row_count, _token_count = averages(cursor, index)
     if not state.current:
         return row_count > POSTED
-    cursor.execute(f"SELECT count(*) FROM {index.changed}")
+    cursor.execute(f"SELECT count(*) FROM {index.changed_table}")
     return cursor.fetchone()[0] > max(POSTED, row_count // 50)
 
 
@@ -752,7 +757,8 @@ def problems(cursor, index):
     if len(wrong):
         out.append(f"the {LABEL} of the {index.label} give {len(wrong)} item(s) another length than the index "
                    f"(first: {wrong[0]})")
-    cursor.execute(f"SELECT id FROM {index.fresh}_docsize WHERE id NOT IN (SELECT item FROM {index.changed})")
+    cursor.execute(f"SELECT id FROM {index.fresh_table}_docsize "
+                   f"WHERE id NOT IN (SELECT item FROM {index.changed_table})")
     stray = [row[0] for row in cursor.fetchall()]
     if stray:
         out.append(f"the {LABEL} of the {index.label} hold a fresh row for {len(stray)} item(s) not marked changed")

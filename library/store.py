@@ -127,7 +127,7 @@ def _create(cursor, index, tokenizer):
     cursor.execute(f"CREATE VIRTUAL TABLE {index.table} USING fts5({columns}, digest UNINDEXED, content = '', "
                    f"contentless_delete = 1, contentless_unindexed = 1, tokenize = '{tokenizer}')")
     secure_delete(cursor, index.table)
-    cursor.execute(f"CREATE VIRTUAL TABLE {index.word_index.vocab} USING fts5vocab({index.table}, 'row')")
+    cursor.execute(f"CREATE VIRTUAL TABLE {index.word_index.vocab_table} USING fts5vocab({index.table}, 'row')")
     postings.create(cursor, index.word_index, tokenizer)
 
 
@@ -153,7 +153,7 @@ def _drop(cursor, index):
     SQLite 3.51 leaves the `_content` table of a `contentless_unindexed` table."""
     if index.word_index:
         postings.drop(cursor, index.word_index)
-        cursor.execute(f"DROP TABLE IF EXISTS {index.word_index.vocab}")
+        cursor.execute(f"DROP TABLE IF EXISTS {index.word_index.vocab_table}")
     cursor.execute(f"DROP TABLE IF EXISTS {index.table}")
     for shadow in ("data", "idx", "content", "docsize", "config"):
         cursor.execute(f"DROP TABLE IF EXISTS {index.table}_{shadow}")
@@ -592,8 +592,8 @@ def check(using="default"):
             if not table_exists(cursor, index.table):
                 report.problems.append(f"the {index.label} ({index.table}) is missing: run `jezero reindex`")
                 continue
-            if index.word_index and not table_exists(cursor, index.word_index.vocab):
-                report.problems.append(f"the {index.label}'s vocabulary ({index.word_index.vocab}) is missing: "
+            if index.word_index and not table_exists(cursor, index.word_index.vocab_table):
+                report.problems.append(f"the {index.label}'s vocabulary ({index.word_index.vocab_table}) is missing: "
                                        "run `jezero reindex`")
             cursor.execute(f"SELECT count(*) FROM {index.table}")
             part.rows = cursor.fetchone()[0]

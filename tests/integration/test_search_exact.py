@@ -259,10 +259,10 @@ def test_check_sees_postings_that_differ_from_the_index_and_reindex_repairs_them
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT generation FROM {postings.STATE} WHERE name = %s", [ORIGINAL.name])
         generation = cursor.fetchone()[0]
-        cursor.execute(f"SELECT term, items FROM {ORIGINAL.postings} WHERE generation = %s AND items IS NOT NULL "
+        cursor.execute(f"SELECT term, items FROM {ORIGINAL.postings_table} WHERE generation = %s AND items IS NOT NULL "
                        f"LIMIT 1", [generation])
         term, items = cursor.fetchone()
-        cursor.execute(f"UPDATE {ORIGINAL.postings} SET items = %s, freqs = substr(freqs, 3) "
+        cursor.execute(f"UPDATE {ORIGINAL.postings_table} SET items = %s, freqs = substr(freqs, 3) "
                        f"WHERE generation = %s AND term = %s", [items[4:], generation, term])
     postings.forget_cached_bases()
     report = store.check()
@@ -293,7 +293,7 @@ def test_two_refreshes_at_once_leave_one_base_and_the_same_answers(scaled, monke
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT generation, current FROM {postings.STATE} WHERE name = %s", [ORIGINAL.name])
         generation, current = cursor.fetchone()
-        cursor.execute(f"SELECT DISTINCT generation FROM {ORIGINAL.postings}")
+        cursor.execute(f"SELECT DISTINCT generation FROM {ORIGINAL.postings_table}")
         kept = [row[0] for row in cursor.fetchall()]
     assert current and generation != overtaken[0] and kept == [generation]
     for query in [library.query() for _ in range(30)]:

@@ -319,7 +319,7 @@ def relevances(query, trigram=False):
     import numpy as np
     from django.db import connection
 
-    from library import catalog, postings, ranking, store, terms
+    from library import catalog, indexes, postings, ranking, terms
     from library.filters import ALL_SOURCES, build
 
     filters = build(ALL_SOURCES)
@@ -331,7 +331,7 @@ def relevances(query, trigram=False):
             match = terms.build_match_query(query)
             rows = []
             if match:
-                fts, weights = store.FTS_TABLE, ", ".join(f"{w:.1f}" for w in store.BM25_WEIGHTS)
+                fts, weights = indexes.RECORD_TABLE, ", ".join(f"{w:.1f}" for w in indexes.RECORD_WEIGHTS)
                 with connection.cursor() as cursor:
                     cursor.execute(f"SELECT {fts}.rowid, -bm25({fts}, {weights}), CAST(i.occurred_at AS TEXT) "
                                    f"FROM {fts} JOIN items AS i ON i.id = {fts}.rowid WHERE {fts} MATCH %s "

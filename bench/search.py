@@ -477,8 +477,8 @@ def child(args):
     from django.conf import settings
     from django.db import connection, transaction
 
+    from library import indexes, store, terms
     from library import search as S
-    from library import store, terms
     from library.models import Item
 
     db_path = Path(settings.DATABASES["default"]["NAME"])
@@ -509,7 +509,7 @@ def child(args):
     qprojects = [PROJECTS[(i * 7) % len(PROJECTS)] for i in range(n)]
     qsince = [(ANCHOR_NOW - timedelta(days=qrng.uniform(30, 400))).isoformat() for _ in range(n)]
     qclients = [[SOURCES[(i * 3) % len(SOURCES)]] for i in range(n)]
-    rfts, ofts = store.FTS_TABLE, store.ORIGINAL_TABLE
+    rfts, ofts = indexes.RECORD_TABLE, indexes.ORIGINAL.table
     with connection.cursor() as cursor:
         counts = {"record": [], "original": []}
         for m, o in zip(matches, original_matches, strict=True):
@@ -519,7 +519,7 @@ def child(args):
             counts["original"].append(cursor.fetchone()[0])
     result["matches_per_query"] = {k: harness.percentiles(v) for k, v in counts.items()}
 
-    weights = ", ".join(f"{w:.1f}" for w in store.BM25_WEIGHTS)
+    weights = ", ".join(f"{w:.1f}" for w in indexes.RECORD_WEIGHTS)
     record_floor_sql = (f"SELECT rowid, bm25({rfts}, {weights}) AS rank FROM {rfts} "
                         f"WHERE {rfts} MATCH %s ORDER BY rank LIMIT 200")
     original_floor_sql = (f"SELECT rowid, bm25({ofts}) AS rank FROM {ofts} "

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jezero_site import config, env
+from library.schema import ConfigError
 
 
 class BootstrapError(Exception):
@@ -141,5 +142,5 @@ def prepare_data_folder(say):
         raise BootstrapError(f"{exc.filename}: {exc.strerror}") from None
     try:
         config.load(config_path)
-    except config.ConfigError as exc:
+    except ConfigError as exc:
         raise BootstrapError(str(exc)) from None

@@ -17,28 +17,17 @@ import tomllib
 from pathlib import Path
 
 from connectors.types import AGENT_TYPES
-from library.schema import (  # noqa: F401  (the schema's names stay importable from here)
+from library.schema import (
     CONNECTOR_COMMON,
     CONNECTOR_TYPE_KEYS,
-    CONNECTOR_TYPES,
     PRIVACY_KEYS,
     SUMMARIZER_KEYS,
     TYPE_DOCS,
     ConfigError,
     Key,
-    _check_value,
-    _env_problem,
     _fill,
     _range_text,
-    _slug_problem,
     _toml_value,
-    check_connector,
-    check_summarizer,
-    connector_keys,
-    default_min_chars,
-    default_trust,
-    key_help,
-    text_value,
     validate_connector,
 )
 

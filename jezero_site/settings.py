@@ -16,6 +16,7 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 
 from jezero_site import config, env
+from library.schema import ConfigError
 
 
 def usable_cpus():
@@ -72,7 +73,7 @@ try:
     # The first admin's password for `jezero init` (else a random one printed once, or with
     # `--setup-page` a one-time code for /setup/); checked by AUTH_PASSWORD_VALIDATORS.
     JEZERO_ADMIN_PASSWORD = env.secret("JEZERO_ADMIN_PASSWORD")
-except (config.ConfigError, env.EnvError) as exc:
+except (ConfigError, env.EnvError) as exc:
     raise ImproperlyConfigured(str(exc)) from None
 
 JEZERO_BACKUP_DIR = Path(_backup_dir).expanduser() if _backup_dir else None

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from library.filters import micros
-from library.postings import CHANGES
+from library.indexes import CHANGES
 
 KEPT = 4   # versions kept (searches that run while items are written may need an older one)
 

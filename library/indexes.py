@@ -1,8 +1,9 @@
 """The names and shapes of the full-text indexes, in one place (a leaf: no Django).
 
 `library.store` creates and writes these tables, `library.postings` keeps the postings of
-their common terms, `library.ranking` reads them; each takes the names from here
-(docs/design.md "The indexes").
+their common terms, `library.ranking` and `library.search` read them; each takes the names
+from here (docs/design.md "The indexes"), as do the readers of the log of item writes
+(CHANGES: `library.postings`, `library.catalog`, `library.search`).
 
 - `items_fts` (RECORD_TABLE): the record, trigram tokenizer; the record ranking's index (docs/design.md "The record ranking"), the one
   `records_only` ranks by and the record snippets come from.
@@ -21,11 +22,14 @@ RECORD_COLUMNS = ("title", "summary", "questions", "atoms", "project")
 RECORD_WEIGHTS = (2.0, 1.0, 1.5, 1.5, 0.5)   # docs/design.md "The record ranking": bm25's column weights, in that order
 K1, B = 1.2, 0.75      # FTS5's bm25() constants
 MIN_PREFIX = 3         # a record token of this many letters or more is looked up as a prefix
+# Every item write, in order (`store.log_changes`): the seq that the postings and the item
+# catalog follow.
+CHANGES = "item_changes"
 
 
 @dataclass(frozen=True)
 class WordIndex:
-    """One word index: its FTS5 table and the tables kept beside it."""
+    """One word index: its FTS5 table and the tables kept beside it (the `*_table` names)."""
 
     name: str           # "words" or "original": `store.rebuild(only=)`, `jezero check`
     role: str           # what it holds, as a search result names it: "record" or "original"
@@ -36,35 +40,38 @@ class WordIndex:
     label: str          # for people: "record word index", "original-text index"
 
     @property
-    def vocab(self):
+    def vocab_table(self):
         """fts5vocab 'row' over it: each token's document count."""
         return f"{self.table.removesuffix('_fts')}_vocab"
 
     @property
-    def instances(self):
+    def instances_table(self):
         """fts5vocab 'instance' over it: every token's every occurrence (term, doc, col, offset)."""
         return f"{self.table}_instances"
 
     @property
-    def fresh(self):
+    def fresh_table(self):
         """FTS5 table holding the current text of the items changed since the postings' base."""
         return f"{self.table}_fresh"
 
     @property
-    def fresh_instances(self):
+    def fresh_instances_table(self):
+        """fts5vocab 'instance' over the fresh table."""
         return f"{self.table}_fresh_instances"
 
     @property
-    def changed(self):
+    def changed_table(self):
         """The items whose row changed (or went) since the postings' base."""
         return f"{self.table}_changed"
 
     @property
-    def postings(self):
+    def postings_table(self):
+        """Each common token's item count and postings, per generation of the base."""
         return f"{self.table}_postings"
 
     @property
-    def lengths(self):
+    def lengths_table(self):
+        """Every item's length in tokens, per generation of the base."""
         return f"{self.table}_lengths"
 
     @property

@@ -113,11 +113,6 @@ def to_blob(vectors):
     return np.rint(scaled).astype(np.int8).tobytes()
 
 
-def from_blob(blob):
-    """The unit float32 vectors of a stored chunks blob."""
-    return _unit(np.frombuffer(blob or b"", dtype=np.int8).reshape(-1, DIM).astype(np.float32))
-
-
 def applies(query):
     """Whether the model can read this query: at most OTHER_SCRIPT_SHARE of its letters are
     outside ASCII (bench/recall.py: re-ranking questions in Chinese, Japanese or Russian by

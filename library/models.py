@@ -107,7 +107,9 @@ class Item(models.Model):
 
 
 class StoreState(models.Model):
-    """Small facts about the stored library, such as the tokenizer the index was built with."""
+    """Small facts about the stored library, one text value per key: the worker's heartbeat
+    (`library.ingest.scheduling`) and the item change of the last forget
+    (`store.note_forgotten`)."""
 
     key = models.CharField(max_length=100, primary_key=True)
     value = models.TextField()

@@ -48,7 +48,7 @@ from typing import NamedTuple
 import numpy as np
 from django.db import OperationalError, connections, transaction
 
-from library.indexes import MIN_PREFIX, WORD_INDEXES
+from library.indexes import CHANGES, MIN_PREFIX, WORD_INDEXES
 from library.tokens import prefix_end
 
 logger = logging.getLogger(__name__)
@@ -60,7 +60,6 @@ logger = logging.getLogger(__name__)
 POSTED = 100
 STATE = "search_postings"
 RUNS = "search_postings_runs"   # one row per refresh begun: its id is the generation it makes
-CHANGES = "item_changes"   # every item write, in order (`store.log_changes`): the seq of the changes
 BATCH = 200             # terms written per transaction while a refresh makes a new base
 LABEL = "postings"
 
@@ -75,28 +74,30 @@ def create(cursor, index, tokenizer):
     cursor.execute(f"INSERT OR IGNORE INTO {STATE} (name, generation, seq, tracking, current) VALUES (%s, 0, 0, 0, 0)",
                    [index.name])
     cursor.execute(f"CREATE TABLE IF NOT EXISTS {RUNS} (id INTEGER PRIMARY KEY AUTOINCREMENT)")
-    cursor.execute(f"CREATE TABLE IF NOT EXISTS {index.postings} (generation INTEGER NOT NULL, term TEXT NOT NULL, "
-                   f"held INTEGER NOT NULL, items BLOB, freqs BLOB, PRIMARY KEY (generation, term))")
-    cursor.execute(f"CREATE TABLE IF NOT EXISTS {index.lengths} (generation INTEGER PRIMARY KEY, "
+    cursor.execute(f"CREATE TABLE IF NOT EXISTS {index.postings_table} (generation INTEGER NOT NULL, "
+                   f"term TEXT NOT NULL, held INTEGER NOT NULL, items BLOB, freqs BLOB, "
+                   f"PRIMARY KEY (generation, term))")
+    cursor.execute(f"CREATE TABLE IF NOT EXISTS {index.lengths_table} (generation INTEGER PRIMARY KEY, "
                    f"lengths BLOB NOT NULL)")
-    cursor.execute(f"CREATE TABLE IF NOT EXISTS {index.changed} (item INTEGER PRIMARY KEY, seq INTEGER NOT NULL)")
-    cursor.execute(f"CREATE INDEX IF NOT EXISTS {index.changed}_seq ON {index.changed}(seq)")
+    cursor.execute(f"CREATE TABLE IF NOT EXISTS {index.changed_table} (item INTEGER PRIMARY KEY, seq INTEGER NOT NULL)")
+    cursor.execute(f"CREATE INDEX IF NOT EXISTS {index.changed_table}_seq ON {index.changed_table}(seq)")
     # The tokenizer comes from the index's own definition (validated configuration).
-    cursor.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {index.fresh} USING fts5({', '.join(index.columns)}, "
+    cursor.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {index.fresh_table} USING fts5({', '.join(index.columns)}, "
                    f"content = '', contentless_delete = 1, tokenize = '{tokenizer}')")
-    cursor.execute(f"INSERT INTO {index.fresh}({index.fresh}, rank) VALUES ('secure-delete', 1)")
-    cursor.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {index.fresh_instances} "
-                   f"USING fts5vocab({index.fresh}, 'instance')")
-    cursor.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {index.instances} USING fts5vocab({index.table}, 'instance')")
+    cursor.execute(f"INSERT INTO {index.fresh_table}({index.fresh_table}, rank) VALUES ('secure-delete', 1)")
+    cursor.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {index.fresh_instances_table} "
+                   f"USING fts5vocab({index.fresh_table}, 'instance')")
+    cursor.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {index.instances_table} "
+                   f"USING fts5vocab({index.table}, 'instance')")
 
 
 def drop(cursor, index):
-    for table in (index.fresh_instances, index.instances):
+    for table in (index.fresh_instances_table, index.instances_table):
         cursor.execute(f"DROP TABLE IF EXISTS {table}")
-    cursor.execute(f"DROP TABLE IF EXISTS {index.fresh}")
+    cursor.execute(f"DROP TABLE IF EXISTS {index.fresh_table}")
     for shadow in ("data", "idx", "content", "docsize", "config"):
-        cursor.execute(f"DROP TABLE IF EXISTS {index.fresh}_{shadow}")
-    for table in (index.postings, index.lengths, index.changed):
+        cursor.execute(f"DROP TABLE IF EXISTS {index.fresh_table}_{shadow}")
+    for table in (index.postings_table, index.lengths_table, index.changed_table):
         cursor.execute(f"DROP TABLE IF EXISTS {table}")
     if _exists(cursor, STATE):   # the run counter stays: a generation number is never used twice
         cursor.execute(f"DELETE FROM {STATE} WHERE name = %s", [index.name])
@@ -105,12 +106,12 @@ def drop(cursor, index):
 def clear(cursor, index):
     """Forget the base and the changes (the index was rebuilt or emptied): every term is
     scored by FTS5 until the next refresh."""
-    if not _exists(cursor, index.postings):
+    if not _exists(cursor, index.postings_table):
         return
-    cursor.execute(f"DELETE FROM {index.postings}")
-    cursor.execute(f"DELETE FROM {index.lengths}")
-    cursor.execute(f"DELETE FROM {index.changed}")
-    cursor.execute(f"DELETE FROM {index.fresh}")
+    cursor.execute(f"DELETE FROM {index.postings_table}")
+    cursor.execute(f"DELETE FROM {index.lengths_table}")
+    cursor.execute(f"DELETE FROM {index.changed_table}")
+    cursor.execute(f"DELETE FROM {index.fresh_table}")
     # The generation number is kept: a process that read the old base never takes a new one for it.
     cursor.execute(f"UPDATE {STATE} SET current = 0, seq = 0, tracking = 0 WHERE name = %s", [index.name])
 
@@ -169,10 +170,10 @@ def note(cursor, index, seq, written=(), removed=()):
         return
     _unfresh(cursor, index, ids)
     if written:
-        cursor.executemany(f"INSERT INTO {index.fresh}(rowid, {', '.join(index.columns)}) "
+        cursor.executemany(f"INSERT INTO {index.fresh_table}(rowid, {', '.join(index.columns)}) "
                            f"VALUES ({', '.join('%s' for _ in range(len(index.columns) + 1))})",
                            [(item_id, *columns) for item_id, columns in written])
-    cursor.executemany(f"INSERT OR REPLACE INTO {index.changed}(item, seq) VALUES (%s, %s)",
+    cursor.executemany(f"INSERT OR REPLACE INTO {index.changed_table}(item, seq) VALUES (%s, %s)",
                        [(item_id, seq) for item_id in ids])
 
 
@@ -181,10 +182,12 @@ def _unfresh(cursor, index, ids):
     asked to delete a row it does not have)."""
     for start in range(0, len(ids), 500):
         chunk = ids[start:start + 500]
-        cursor.execute(f"SELECT id FROM {index.fresh}_docsize WHERE id IN ({', '.join('%s' for _ in chunk)})", chunk)
+        cursor.execute(f"SELECT id FROM {index.fresh_table}_docsize "
+                       f"WHERE id IN ({', '.join('%s' for _ in chunk)})", chunk)
         present = [row[0] for row in cursor.fetchall()]
         if present:
-            cursor.execute(f"DELETE FROM {index.fresh} WHERE rowid IN ({', '.join('%s' for _ in present)})", present)
+            cursor.execute(f"DELETE FROM {index.fresh_table} "
+                           f"WHERE rowid IN ({', '.join('%s' for _ in present)})", present)
 
 
 # --- what FTS5 holds, read through an instance vocabulary ------------------------------------------
@@ -198,7 +201,7 @@ def _where(index, token):
     return "term = %s", [token]
 
 
-def _halves(index):
+def _column_halves(index):
     """{column name: twice its bm25 weight} (frequencies are kept in half units)."""
     return {column: round(2 * weight) for column, weight in zip(index.columns, index.weights, strict=True)}
 
@@ -212,9 +215,9 @@ def _counted(cursor, index, vocabulary, token=None, where=None):
     rows = cursor.fetchall()
     if not rows:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    halves = _halves(index)
+    column_halves = _column_halves(index)
     docs = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
-    weighted = np.fromiter((row[2] * halves[row[1]] for row in rows), dtype=np.int64, count=len(rows))
+    weighted = np.fromiter((row[2] * column_halves[row[1]] for row in rows), dtype=np.int64, count=len(rows))
     starts = np.flatnonzero(np.r_[True, docs[1:] != docs[:-1]])
     return docs[starts], np.add.reduceat(weighted, starts)
 
@@ -256,28 +259,28 @@ def _lengths(cursor, index, ids=None):
 
 
 def averages(cursor, index):
-    """(rows, tokens) as FTS5's bm25 reads them: the index's averages record (rowid 1 of
-    `_data`): the row count, then each column's token count (summed). A contentless index
+    """(row count, token count) as FTS5's bm25 reads them: the index's averages record (rowid 1
+    of `_data`): the row count, then each column's token count (summed). A contentless index
     counts a removed row until its segments are merged away, and bm25 uses these numbers as
     they are."""
     cursor.execute(f"SELECT block FROM {index.table}_data WHERE id = 1")
     row = cursor.fetchone()
     if not row or not row[0]:
         return 0, 0
-    rows, offset = varint(row[0], 0)
-    tokens = 0
+    row_count, offset = varint(row[0], 0)
+    token_count = 0
     for _column in range(len(index.columns) + 1):   # the stored digest column counts nothing
         if offset >= len(row[0]):
             break
         count, offset = varint(row[0], offset)
-        tokens += count
-    return rows, tokens
+        token_count += count
+    return row_count, token_count
 
 
-def weightless(held, rows):
-    """Whether FTS5's bm25 gives a term that `held` of `rows` rows hold no weight: its idf,
-    log((N − n + 0.5) / (n + 0.5)), is 0 or less (FTS5 then uses 1e-6)."""
-    return 2 * held >= rows
+def weightless(held, row_count):
+    """Whether FTS5's bm25 gives a term that `held` of `row_count` rows hold no weight: its
+    idf, log((N − n + 0.5) / (n + 0.5)), is 0 or less (FTS5 then uses 1e-6)."""
+    return 2 * held >= row_count
 
 
 # --- reads (library.ranking) -----------------------------------------------------------------------
@@ -303,7 +306,7 @@ class Common(NamedTuple):
     it has postings (not when held by half the index or more)."""
 
     held: int
-    posted: bool
+    has_postings: bool
 
 
 @dataclass(frozen=True)
@@ -326,7 +329,7 @@ class Base:
 
 
 @dataclass
-class _Held:
+class _CachedBase:
     """What this process keeps of a base between searches (read once per generation), and
     the changed items up to `changed_seq`."""
 
@@ -340,14 +343,14 @@ class _Held:
     changed_lengths: dict = None
 
 
-_held = {}
+_cached = {}   # {index name: _CachedBase}
 _lock = threading.Lock()
 
 
-def forget_held():
+def forget_cached_bases():
     """Drop what this process keeps of the bases (a database rolled back under it: tests)."""
     with _lock:
-        _held.clear()
+        _cached.clear()
 
 
 def base(cursor, index):
@@ -358,43 +361,43 @@ def base(cursor, index):
     if not state or not state.current:
         return None
     generation, seq = state.generation, state.seq
-    cursor.execute(f"SELECT coalesce(max(seq), %s) FROM {index.changed}", [seq])
+    cursor.execute(f"SELECT coalesce(max(seq), %s) FROM {index.changed_table}", [seq])
     top = cursor.fetchone()[0]
     with _lock:
-        held = _held.get(index.name)
-        if held is None or held.generation != generation:
-            cursor.execute(f"SELECT term, held, items IS NOT NULL FROM {index.postings} WHERE generation = %s",
+        cached = _cached.get(index.name)
+        if cached is None or cached.generation != generation:
+            cursor.execute(f"SELECT term, held, items IS NOT NULL FROM {index.postings_table} WHERE generation = %s",
                            [generation])
-            terms = {term: Common(count, bool(posted)) for term, count, posted in cursor.fetchall()}
-            cursor.execute(f"SELECT lengths FROM {index.lengths} WHERE generation = %s", [generation])
+            terms = {term: Common(count, bool(has)) for term, count, has in cursor.fetchall()}
+            cursor.execute(f"SELECT lengths FROM {index.lengths_table} WHERE generation = %s", [generation])
             row = cursor.fetchone()
             lengths = np.frombuffer(row[0], dtype=np.int32) if row else np.zeros(0, dtype=np.int32)
-            held = _Held(generation, seq, terms, lengths, np.zeros(0, dtype=np.int64), seq, sorted(terms), {})
-            _held[index.name] = held
+            cached = _CachedBase(generation, seq, terms, lengths, np.zeros(0, dtype=np.int64), seq, sorted(terms), {})
+            _cached[index.name] = cached
         # Writers commit one at a time and each takes a higher seq, so what a snapshot holds of
         # the changed items is exactly the rows up to its highest seq.
-        if top == held.changed_seq:
-            changed, sizes = held.changed, held.changed_lengths
+        if top == cached.changed_seq:
+            changed, sizes = cached.changed, cached.changed_lengths
         else:
-            ahead = held.changed_seq > top   # another search read further: start from the base
-            since = seq if ahead else held.changed_seq
-            cursor.execute(f"SELECT item FROM {index.changed} WHERE seq > %s AND seq <= %s", [since, top])
+            ahead = cached.changed_seq > top   # another search read further: start from the base
+            since = seq if ahead else cached.changed_seq
+            cursor.execute(f"SELECT item FROM {index.changed_table} WHERE seq > %s AND seq <= %s", [since, top])
             more = np.array([row[0] for row in cursor.fetchall()], dtype=np.int64)
-            changed = np.union1d(np.zeros(0, dtype=np.int64) if ahead else held.changed, more)
+            changed = np.union1d(np.zeros(0, dtype=np.int64) if ahead else cached.changed, more)
             found = _lengths(cursor, index, more)
-            sizes = {**({} if ahead else held.changed_lengths), **{int(i): found.get(int(i), 0) for i in more}}
+            sizes = {**({} if ahead else cached.changed_lengths), **{int(i): found.get(int(i), 0) for i in more}}
             if not ahead:
-                held.changed, held.changed_seq, held.changed_lengths = changed, top, sizes
-        return Base(generation, seq, held.terms, held.lengths, changed, held.ordered, sizes)
+                cached.changed, cached.changed_seq, cached.changed_lengths = changed, top, sizes
+        return Base(generation, seq, cached.terms, cached.lengths, changed, cached.ordered, sizes)
 
 
 def current(cursor, index, base, token):
     """The current Postings of a token with postings in the base (None otherwise): the
     base's, less the items changed since, plus the fresh table's."""
     common = base.term(token)
-    if common is None or not common.posted:
+    if common is None or not common.has_postings:
         return None
-    cursor.execute(f"SELECT items, freqs FROM {index.postings} WHERE generation = %s AND term = %s",
+    cursor.execute(f"SELECT items, freqs FROM {index.postings_table} WHERE generation = %s AND term = %s",
                    [base.generation, token])
     items_blob, freqs_blob = cursor.fetchone()
     items = np.frombuffer(items_blob, dtype=np.int32)
@@ -403,7 +406,8 @@ def current(cursor, index, base, token):
         keep = ~_member(items, base.changed)
         items, halves = items[keep], halves[keep]
     lengths = base.lengths[items]
-    fresh_items, fresh_halves = _counted(cursor, index, index.fresh_instances, token) if len(base.changed) else ((), ())
+    fresh_items, fresh_halves = (_counted(cursor, index, index.fresh_instances_table, token) if len(base.changed)
+                                 else ((), ()))
     if len(fresh_items):
         fresh_lengths = np.array([base.changed_lengths[int(item_id)] for item_id in fresh_items], dtype=np.int64)
         items = np.concatenate([items.astype(np.int64), fresh_items])
@@ -426,35 +430,35 @@ def composed(cursor, index, base, token):
     if not inside:   # every token it begins is held by at most POSTED items: FTS5 scores it cheaply
         return None
     kept = []
-    for common in inside:
-        if kept and common.startswith(kept[-1]):
+    for inner in inside:
+        if kept and inner.startswith(kept[-1]):
             continue   # within a prefix already kept
-        if not base.terms[common].posted:
+        if not base.terms[inner].has_postings:
             return None
-        kept.append(common)
-    parts = [current(cursor, index, base, common) for common in kept]
+        kept.append(inner)
+    parts = [current(cursor, index, base, inner) for inner in kept]
     gaps, start = [], token
-    for common in kept:
-        if start < common:
-            gaps.append((start, common))
-        start = prefix_end(common)
+    for inner in kept:
+        if start < inner:
+            gaps.append((start, inner))
+        start = prefix_end(inner)
     if start is not None and start < end:
         gaps.append((start, end))
-    others = [_counted(cursor, index, index.instances, where=("term >= %s AND term < %s", [low, high]))
+    others = [_counted(cursor, index, index.instances_table, where=("term >= %s AND term < %s", [low, high]))
               for low, high in gaps]
     size = max([0, *(int(part.items.max()) + 1 for part in parts if len(part.items)),
-                *(int(items.max()) + 1 for items, _halves in others if len(items))])
+                *(int(items.max()) + 1 for items, _counts in others if len(items))])
     halves = np.zeros(size, dtype=np.int64)
     lengths = np.zeros(size)
-    held = np.zeros(size, dtype=bool)
+    present = np.zeros(size, dtype=bool)
     for part in parts:
         halves[part.items] += np.rint(part.freqs * 2).astype(np.int64)
         lengths[part.items] = part.lengths
-        held[part.items] = True
+        present[part.items] = True
     for items, counted in others:
         halves[items] += counted
-        held[items] = True
-    items = np.flatnonzero(held)
+        present[items] = True
+    items = np.flatnonzero(present)
     unknown = items[lengths[items] == 0]
     if len(unknown):
         lengths[unknown] = _lengths_now(base, unknown)
@@ -515,7 +519,7 @@ def _encode(items, halves):
 
 
 def _base_rows(cursor, index, generation, token):
-    cursor.execute(f"SELECT items, freqs FROM {index.postings} WHERE generation = %s AND term = %s",
+    cursor.execute(f"SELECT items, freqs FROM {index.postings_table} WHERE generation = %s AND term = %s",
                    [generation, token])
     row = cursor.fetchone()
     items = np.frombuffer(row[0], dtype=np.int32).astype(np.int64)
@@ -535,8 +539,8 @@ def _snapshot(using):
             yield cursor
         return
     connection.ensure_connection()
-    settings = connection.get_connection_params()
-    reader = connection.Database.connect(**settings)
+    params = connection.get_connection_params()
+    reader = connection.Database.connect(**params)
     try:
         reader.execute("PRAGMA query_only = 1")
         reader.execute("BEGIN")
@@ -583,43 +587,43 @@ def refresh(index, tokenizer, using="default", progress=None):
         cursor.execute(f"DELETE FROM {RUNS} WHERE id < %s", [new])
     with _snapshot(using) as reader:
         seq = _last_change(reader)
-        rows, tokens = averages(reader, index)
-        reader.execute(f"SELECT term, doc FROM {index.vocab} WHERE doc > %s", [POSTED])
-        common = sorted(reader.fetchall())
-        reader.execute(f"SELECT term, items IS NOT NULL FROM {index.postings} WHERE generation = %s",
+        row_count, _token_count = averages(reader, index)
+        reader.execute(f"SELECT term, doc FROM {index.vocab_table} WHERE doc > %s", [POSTED])
+        common_terms = sorted(reader.fetchall())
+        reader.execute(f"SELECT term, items IS NOT NULL FROM {index.postings_table} WHERE generation = %s",
                        [generation if generation is not None else -1])
-        posted = {term: bool(has) for term, has in reader.fetchall()}
-        reader.execute(f"SELECT item FROM {index.changed} WHERE seq <= %s ORDER BY item", [seq])
+        has_postings = {term: bool(has) for term, has in reader.fetchall()}
+        reader.execute(f"SELECT item FROM {index.changed_table} WHERE seq <= %s ORDER BY item", [seq])
         changed = np.array([row[0] for row in reader.fetchall()], dtype=np.int64)
         lengths = _new_lengths(reader, index, generation, changed)
         with transaction.atomic(using=using), connections[using].cursor() as cursor:
-            cursor.execute(f"INSERT OR REPLACE INTO {index.lengths}(generation, lengths) VALUES (%s, %s)",
+            cursor.execute(f"INSERT OR REPLACE INTO {index.lengths_table}(generation, lengths) VALUES (%s, %s)",
                            [new, lengths.astype(np.int32).tobytes()])
         made_posted = quiet = 0
-        for start in range(0, len(common), BATCH):
+        for start in range(0, len(common_terms), BATCH):
             made = []
-            for token, doc in common[start:start + BATCH]:
+            for token, doc in common_terms[start:start + BATCH]:
                 # A word's document count is its item count; a prefix is held by at least the
                 # items holding the token itself: either way, no weight needs no postings.
-                if weightless(doc, rows):
+                if weightless(doc, row_count):
                     made.append((new, token, doc, None, None))
                     quiet += 1
                     continue
-                if posted.get(token):
+                if has_postings.get(token):
                     items, halves = _merged(reader, index, generation, token, changed)
                 else:
-                    items, halves = _counted(reader, index, index.instances, token)
-                if weightless(len(items), rows):
+                    items, halves = _counted(reader, index, index.instances_table, token)
+                if weightless(len(items), row_count):
                     made.append((new, token, len(items), None, None))
                     quiet += 1
                 else:
                     made.append((new, token, len(items), *_encode(items, halves)))
                     made_posted += 1
             with transaction.atomic(using=using), connections[using].cursor() as cursor:
-                cursor.executemany(f"INSERT INTO {index.postings}(generation, term, held, items, freqs) "
+                cursor.executemany(f"INSERT INTO {index.postings_table}(generation, term, held, items, freqs) "
                                    f"VALUES (%s, %s, %s, %s, %s)", made)
             if progress:
-                progress(min(start + BATCH, len(common)), len(common))
+                progress(min(start + BATCH, len(common_terms)), len(common_terms))
     _install(index, state.generation, new, seq, using)
     logger.info("postings refreshed index=%s generation=%d terms=%d weightless=%d changed_items=%d",
                 index.table, new, made_posted, quiet, len(changed))
@@ -631,7 +635,7 @@ def _new_lengths(reader, index, generation, changed):
     base's, with the changed items' as they are now; on the first base, all of the index's."""
     row = None
     if generation is not None:
-        reader.execute(f"SELECT lengths FROM {index.lengths} WHERE generation = %s", [generation])
+        reader.execute(f"SELECT lengths FROM {index.lengths_table} WHERE generation = %s", [generation])
         row = reader.fetchone()
     if row is None:
         sizes = _lengths(reader, index)
@@ -654,7 +658,7 @@ def _merged(reader, index, generation, token, changed):
     if len(changed):
         keep = ~_member(items, changed)
         items, halves = items[keep], halves[keep]
-        fresh_items, fresh_halves = _counted(reader, index, index.fresh_instances, token)
+        fresh_items, fresh_halves = _counted(reader, index, index.fresh_instances_table, token)
         if len(fresh_items):
             items = np.concatenate([items, fresh_items])
             halves = np.concatenate([halves, fresh_halves])
@@ -669,17 +673,17 @@ def _install(index, old, new, seq, using):
     with transaction.atomic(using=using), connections[using].cursor() as cursor:
         state = _state(cursor, index)
         if state.generation != old:   # another refresh got there first: this one's base is not newer
-            cursor.execute(f"DELETE FROM {index.postings} WHERE generation = %s", [new])
-            cursor.execute(f"DELETE FROM {index.lengths} WHERE generation = %s", [new])
+            cursor.execute(f"DELETE FROM {index.postings_table} WHERE generation = %s", [new])
+            cursor.execute(f"DELETE FROM {index.lengths_table} WHERE generation = %s", [new])
             return
         cursor.execute(f"UPDATE {STATE} SET generation = %s, seq = %s, current = 1 WHERE name = %s",
                        [new, seq, index.name])
-        cursor.execute(f"SELECT item FROM {index.changed} WHERE seq <= %s", [seq])
+        cursor.execute(f"SELECT item FROM {index.changed_table} WHERE seq <= %s", [seq])
         _unfresh(cursor, index, [row[0] for row in cursor.fetchall()])
-        cursor.execute(f"DELETE FROM {index.changed} WHERE seq <= %s", [seq])
+        cursor.execute(f"DELETE FROM {index.changed_table} WHERE seq <= %s", [seq])
     with transaction.atomic(using=using), connections[using].cursor() as cursor:
-        cursor.execute(f"DELETE FROM {index.postings} WHERE generation < %s", [new])
-        cursor.execute(f"DELETE FROM {index.lengths} WHERE generation < %s", [new])
+        cursor.execute(f"DELETE FROM {index.postings_table} WHERE generation < %s", [new])
+        cursor.execute(f"DELETE FROM {index.lengths_table} WHERE generation < %s", [new])
 
 
 def refresh_all(tokenizers, using="default", progress=None):
@@ -698,11 +702,11 @@ def due(cursor, index):
     state = _state(cursor, index)
     if state is None:
         return False
-    rows, _tokens = averages(cursor, index)
+    row_count, _token_count = averages(cursor, index)
     if not state.current:
-        return rows > POSTED
-    cursor.execute(f"SELECT count(*) FROM {index.changed}")
-    return cursor.fetchone()[0] > max(POSTED, rows // 50)
+        return row_count > POSTED
+    cursor.execute(f"SELECT count(*) FROM {index.changed_table}")
+    return cursor.fetchone()[0] > max(POSTED, row_count // 50)
 
 
 def base_seq(cursor):
@@ -731,29 +735,30 @@ def problems(cursor, index):
     state = _state(cursor, index)
     if not state or not state.current:
         return out
-    held = base(cursor, index)
-    for token, (count, posted) in sorted(held.terms.items()):
+    current_base = base(cursor, index)
+    for token, (count, has_postings) in sorted(current_base.terms.items()):
         expression = index.expression((token,))
         cursor.execute(f"SELECT count(*) FROM {index.table} WHERE {index.table} MATCH %s", [expression])
         actual = cursor.fetchone()[0]
-        if posted:
-            now = current(cursor, index, held, token).held
+        if has_postings:
+            now = current(cursor, index, current_base, token).held
             if now != actual:
                 out.append(f"the {LABEL} of {expression} in the {index.label} name {now} items, the index {actual}")
-        elif actual < count - len(held.changed):
+        elif actual < count - len(current_base.changed):
             out.append(f"the {LABEL} count {expression} in the {index.label} held by at least {count} items, "
                        f"the index by {actual}")
     sizes = _lengths(cursor, index)
     ids = np.array(sorted(sizes), dtype=np.int64)
-    if len(held.changed):
-        ids = ids[~_member(ids, held.changed)]
+    if len(current_base.changed):
+        ids = ids[~_member(ids, current_base.changed)]
     expected = np.array([sizes[int(item_id)] for item_id in ids], dtype=np.int64)
-    known = ids < len(held.lengths)
-    wrong = ids[~known | (held.lengths[np.where(known, ids, 0)] != expected)]
+    known = ids < len(current_base.lengths)
+    wrong = ids[~known | (current_base.lengths[np.where(known, ids, 0)] != expected)]
     if len(wrong):
         out.append(f"the {LABEL} of the {index.label} give {len(wrong)} item(s) another length than the index "
                    f"(first: {wrong[0]})")
-    cursor.execute(f"SELECT id FROM {index.fresh}_docsize WHERE id NOT IN (SELECT item FROM {index.changed})")
+    cursor.execute(f"SELECT id FROM {index.fresh_table}_docsize "
+                   f"WHERE id NOT IN (SELECT item FROM {index.changed_table})")
     stray = [row[0] for row in cursor.fetchall()]
     if stray:
         out.append(f"the {LABEL} of the {index.label} hold a fresh row for {len(stray)} item(s) not marked changed")

@@ -41,7 +41,7 @@ from library.filters import micros
 from library.indexes import K1, ORIGINAL, WORDS, B
 from library.tokens import index_tokens, phrase
 
-RECORD, ORIGINAL_TEXT, MEANING = "record", "original", "meaning"
+RECORD, ORIGINAL_TEXT, MEANING = WORDS.role, ORIGINAL.role, "meaning"   # where a result matched
 # The two rules of the ranking (`ask`) act on terms more items hold than this: below it,
 # scoring a term that half the index holds costs little and its 1e-6 weight still orders the
 # items holding only it; a phrase with a rarer token is cheap to find (docs/design.md "How
@@ -76,8 +76,8 @@ class Asked:
     index: object
     scored: tuple = ()
     left_out: tuple = ()
-    rows: int = 0        # the index's row count, as bm25 reads it
-    tokens: int = 0      # its token count (all columns)
+    row_count: int = 0      # the index's row count, as bm25 reads it (N)
+    token_count: int = 0    # its token count (all columns)
     matching: bool = False   # some item holds a scored term
 
     @property
@@ -92,7 +92,7 @@ class Asked:
         return " OR ".join(term.expression for term in self.scored) or None
 
 
-def ask(index, query, counts, rows, tokens):
+def ask(index, query, counts, row_count, token_count):
     """What `index` is asked for `query`; `counts.held(index, term, at_most)` says how many
     items hold a Term (exactly up to `at_most`, else at_most + 1)."""
     wanted = {}
@@ -109,15 +109,15 @@ def ask(index, query, counts, rows, tokens):
             expression = index.expression(part)
             wanted.setdefault(expression, Term(expression, part))
     scored, left_out, matching = [], [], False
-    enough = max(COMMON, (rows + 1) // 2)
+    enough = max(COMMON, (row_count + 1) // 2)
     for term in wanted.values():
         held = counts.held(index, term, enough if len(term.tokens) == 1 else 0)
-        if len(term.tokens) == 1 and held > COMMON and postings.weightless(held, rows):
+        if len(term.tokens) == 1 and held > COMMON and postings.weightless(held, row_count):
             left_out.append(term)
             continue
         scored.append(term)
         matching = matching or held > 0
-    return Asked(index, tuple(scored), tuple(left_out), rows, tokens, matching)
+    return Asked(index, tuple(scored), tuple(left_out), row_count, token_count, matching)
 
 
 class _Counts:
@@ -132,7 +132,8 @@ class _Counts:
                             f"LIMIT %s)", [term.expression, at_most + 1])
         return self.cursor.fetchone()[0]
 
-    def postings(self, index, term):
+    def postings_of(self, index, term):
+        """A term's current Postings, or None: FTS5 scores it."""
         return None
 
 
@@ -144,23 +145,23 @@ class _PostedCounts(_Counts):
     def __init__(self, cursor, bases):
         super().__init__(cursor)
         self.bases = bases
-        self.known = {}
+        self._cache = {}   # {(index name, expression): Postings or None}
 
-    def postings(self, index, term):
+    def postings_of(self, index, term):
         base = self.bases.get(index.name)
         if base is None or len(term.tokens) != 1 or index.expression(term.tokens) != term.expression:
             return None
         key = (index.name, term.expression)
-        if key not in self.known:
+        if key not in self._cache:
             token = term.tokens[0]
             if base.term(token) is not None:
-                self.known[key] = postings.current(self.cursor, index, base, token)
+                self._cache[key] = postings.current(self.cursor, index, base, token)
             else:
-                self.known[key] = postings.composed(self.cursor, index, base, token)
-        return self.known[key]
+                self._cache[key] = postings.composed(self.cursor, index, base, token)
+        return self._cache[key]
 
     def held(self, index, term, at_most):
-        posted = self.postings(index, term)
+        posted = self.postings_of(index, term)
         if posted is not None:
             return min(posted.held, at_most + 1)
         base = self.bases.get(index.name)
@@ -183,18 +184,18 @@ class Relevance:
     dates: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
-def _idf(rows, held):
+def _idf(row_count, held):
     """FTS5's idf (fts5_aux.c): log((N − n + 0.5) / (n + 0.5)), 1e-6 when not above 0."""
-    value = math.log((rows - held + 0.5) / (held + 0.5))
+    value = math.log((row_count - held + 0.5) / (held + 0.5))
     return value if value > 0.0 else 1e-6
 
 
-def part(posted, rows, tokens):
+def part(posted, row_count, token_count):
     """A term's part of bm25 in each item of its Postings, as fts5_aux.c computes it (the
     same operations in the same order: the same bits)."""
-    avgdl = float(tokens) / float(rows)
+    avgdl = float(token_count) / float(row_count)
     freqs = posted.freqs
-    return _idf(rows, posted.held) * ((freqs * (K1 + 1.0)) / (freqs + K1 * ((1 - B) + B * posted.lengths / avgdl)))
+    return _idf(row_count, posted.held) * ((freqs * (K1 + 1.0)) / (freqs + K1 * ((1 - B) + B * posted.lengths / avgdl)))
 
 
 def _reference(cursor, asked, filters):
@@ -215,18 +216,18 @@ def _reference(cursor, asked, filters):
                      catalog.dates_of(row[2] for row in rows))
 
 
-def _summed(cursor, asked, counts, known, filters):
+def _summed(cursor, asked, counts, catalog_now, filters):
     """Relevance of one index added up term by term: a term with postings from them, any
     other from FTS5 (its bm25 alone is its part); then the filters, over the catalog."""
     if asked.expression is None:
         return Relevance()
-    size = len(known.present)
+    size = len(catalog_now.present)
     total = np.zeros(size)
     touched = np.zeros(size, dtype=bool)
     for term in asked.scored:
-        posted = counts.postings(asked.index, term)
+        posted = counts.postings_of(asked.index, term)
         if posted is not None:
-            items, values = posted.items, part(posted, asked.rows, asked.tokens)
+            items, values = posted.items, part(posted, asked.row_count, asked.token_count)
         else:   # the filters in the statement too: bm25 is then computed for the rows that pass only
             table = asked.index.table
             join = where = ""
@@ -245,8 +246,8 @@ def _summed(cursor, asked, counts, known, filters):
         total[items] += values   # in query order, as bm25 adds the terms up
         touched[items] = True
     items = np.flatnonzero(touched)
-    items = items[known.passes(items, filters)]
-    return Relevance(items, total[items], known.dates(items))
+    items = items[catalog_now.passes(items, filters)]
+    return Relevance(items, total[items], catalog_now.dates(items))
 
 
 # --- 3. fusion -----------------------------------------------------------------------------------------
@@ -289,10 +290,10 @@ def fuse(record, original, *, now_us, depth, record_weight, original_weight, rec
         if len(record.items) or len(original.items) else 0
     if not size:
         return []
-    held = np.zeros(size, dtype=bool)
-    held[record.items] = True
-    held[original.items] = True
-    ids = np.flatnonzero(held)
+    present = np.zeros(size, dtype=bool)   # by id: some index matched the item
+    present[record.items] = True
+    present[original.items] = True
+    ids = np.flatnonzero(present)
     where = np.zeros(size, dtype=np.int64)
     where[ids] = np.arange(len(ids))
     total = np.zeros(len(ids))
@@ -339,8 +340,8 @@ def _listed_by_date(cursor, asked_list, filters, skip, need):
         dates = catalog.dates_of(row[1] for row in rows) if rows else []
         lists.append((asked.index.role, [(int(date), row[0]) for row, date in zip(rows, dates, strict=True)]))
     holders = {}
-    for role, rows in lists:
-        for date, item_id in rows:
+    for role, dated in lists:
+        for date, item_id in dated:
             if item_id not in skip:
                 holders.setdefault((date, item_id), []).append(role)
     ordered = sorted(holders, reverse=True)[:need]
@@ -358,10 +359,10 @@ def rerank(ranked, similarity, *, weight, depth):
     above, which only gained. Pure."""
     head = judged(ranked, depth)
     depth = len(head)
-    known = [similarity[row.id] for row in head if row.id in similarity]
-    if not weight or len(known) < 2 or max(known) <= min(known):
+    values = [similarity[row.id] for row in head if row.id in similarity]
+    if not weight or len(values) < 2 or max(values) <= min(values):
         return ranked
-    low, span = min(known), max(known) - min(known)
+    low, span = min(values), max(values) - min(values)
     out = []
     for row in head:
         share = (similarity[row.id] - low) / span if row.id in similarity else 0.0
@@ -426,16 +427,16 @@ def asked_and_relevance(query, filters, *, exhaustive=False):
             counts = _Counts(cursor)
         else:
             counts = _PostedCounts(cursor, {index.name: postings.base(cursor, index) for index in used})
-            known = catalog.current(cursor) if not filters.empty else None
+            catalog_now = catalog.current(cursor) if not filters.empty else None
         for index in used:
-            rows, tokens = postings.averages(cursor, index)
-            asked[index.role] = ask(index, query, counts, rows, tokens)
+            row_count, token_count = postings.averages(cursor, index)
+            asked[index.role] = ask(index, query, counts, row_count, token_count)
             if filters.empty:
                 relevance[index.role] = Relevance()
             elif exhaustive:
                 relevance[index.role] = _reference(cursor, asked[index.role], filters)
             else:
-                relevance[index.role] = _summed(cursor, asked[index.role], counts, known, filters)
+                relevance[index.role] = _summed(cursor, asked[index.role], counts, catalog_now, filters)
     return asked, relevance
 
 

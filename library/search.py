@@ -1,4 +1,6 @@
-"""The read side: `search`, `later`, `timeline`, `get_item` (docs/design.md "How search ranks", "Later", "Timeline").
+"""The read side: `search`, `later`, `timeline`, `get_item` (docs/design.md "How search ranks",
+"Later", "Timeline"), the catalog of `sources` and `projects`, and the word look-ups of the
+first-prompt rule (`items_with_words`, `words_in_items`, `script_counts`).
 
 One implementation for every adapter: the CLI, the JSON API, MCP and the web pages call
 these functions and only render what they return. Each takes the caller's allowed-source
@@ -7,8 +9,9 @@ for that caller (`library.filters`). No model is involved: same library + same q
 answer. The fused ranking itself is `library.ranking`'s; `search(..., exhaustive=True)`
 computes it the slow, obviously right way (docs/design.md "How search ranks").
 
-User text reaches FTS5 only through `terms.build_match_query` and `ranking.ask`, which quote
-every term, and always as a bound parameter.
+User text reaches FTS5 only through `terms.build_match_query`, `ranking.ask` and
+`tokens.phrase` (the first-prompt rule's words), which quote every term, and always as a
+bound parameter. The tables' names are `library.indexes`'.
 """
 
 from dataclasses import dataclass, replace
@@ -19,7 +22,7 @@ from django.db import connection
 from django.utils import timezone
 
 from library import filters as reads
-from library import ranking, records, snippets, store, terms, tokens
+from library import indexes, ranking, records, snippets, store, terms, tokens
 from library.errors import BadInput, NotFound
 from library.filters import ALL_SOURCES  # noqa: F401  (callers have always found it here)
 from library.timeutil import from_db, iso
@@ -76,7 +79,8 @@ class Hit:
 @dataclass(frozen=True)
 class SearchResult:
     query: str
-    match: str | None               # the record index's MATCH expression (None: nothing to look up)
+    match: str | None               # what the record was searched for: the MATCH expression of the record
+                                    # index (records_only) or of the record word index (None: nothing)
     hits: list
     original_match: str | None = None  # the original-text index's (None in records-only mode)
     records_only: bool = False
@@ -135,6 +139,13 @@ def clamp_limit(limit, default):
     return min(limit, _search_config()["max_limit"])
 
 
+def search_default_limit():
+    """How many results a search gives when the caller asks for no number
+    (`search.default_limit`; `timeline` and `later` default to TIMELINE_DEFAULT_LIMIT and
+    LATER_DEFAULT_LIMIT). Every adapter describes these, never a number of its own."""
+    return _search_config()["default_limit"]
+
+
 def recency_factor(age_days, weight=None, half_life_days=None):
     """The multiplier applied to relevance: 1.0 for age 0, never below 1 - weight."""
     config = _search_config()
@@ -153,10 +164,6 @@ def candidate_pool():
     return _search_config()["candidate_pool"]
 
 
-visible_sources = reads.visible_sources
-is_visible = reads.is_visible
-
-
 def _hit(row, score=None):
     return Hit(id=row[0], key=row[1], title=row[2], summary=row[3], project=row[4],
                source=row[5], trust=row[6], occurred_at=from_db(row[7]), score=score)
@@ -172,22 +179,23 @@ def _hit(row, score=None):
 # formula of `recency_factor`, evaluated by SQLite (bench/RESULTS.md has the figures that
 # moved it out of Python).
 
-def _ranked(match, filters, *, limit, recency_weight=None, now=None, offset=0):
-    """Stage 1 + stage 2: Hits sorted by score (ties: newer first, then higher id), from
-    `offset` (pages of the web app; only the candidate pool is ever ranked)."""
-    if match is None or filters.empty:
+def _ranked(expression, filters, *, limit, recency_weight=None, now=None, offset=0):
+    """Stage 1 + stage 2: the Hits of the record index's MATCH `expression` sorted by score
+    (ties: newer first, then higher id), from `offset` (pages of the web app; only the
+    candidate pool is ever ranked)."""
+    if expression is None or filters.empty:
         return []
     config = _search_config()
     weight = config["recency_weight"] if recency_weight is None else recency_weight
-    fts = store.FTS_TABLE
-    weights = ", ".join(f"{w:.1f}" for w in store.BM25_WEIGHTS)
+    fts = indexes.RECORD_TABLE
+    weights = ", ".join(f"{w:.1f}" for w in indexes.RECORD_WEIGHTS)
     join = where = ""
     if filters.sql:
         join = f"CROSS JOIN items AS i INDEXED BY items_filter ON i.id = {fts}.rowid"
         where = f"AND {filters.sql}"
     matching = (f"SELECT {fts}.rowid AS id, -bm25({fts}, {weights}) AS relevance FROM {fts} {join}"
                 f" WHERE {fts} MATCH %s {where} ORDER BY bm25({fts}, {weights}) LIMIT %s")
-    params = [match, *filters.params, config["candidate_pool"]]
+    params = [expression, *filters.params, config["candidate_pool"]]
     sql = (
         f"WITH candidates AS ({matching}),"
         f" ranked AS ("
@@ -223,26 +231,27 @@ def search(query, *, allowed_sources, project=None, source=None, since=None, lim
     reference the default is tested against; slower). Raises BadInput for a query past
     `terms.clean_query`'s caps, a bad `since` or `limit`.
     """
-    limit = clamp_limit(limit, _search_config()["default_limit"])
+    limit = clamp_limit(limit, search_default_limit())
     offset = max(int(offset or 0), 0)
     query = terms.clean_query(query)
-    match = build_match_query(query)
+    record_expression = build_match_query(query)
     filters = reads.build(allowed_sources, project=project, source=source, since=since)
     if records_only:
-        hits = _ranked(match, filters, limit=limit, now=now, offset=offset)
+        hits = _ranked(record_expression, filters, limit=limit, now=now, offset=offset)
         ids = [hit.id for hit in hits]
-        record_snippets = _record_snippets(match, ids) if ids else {}
+        record_snippets = _record_snippets(record_expression, ids) if ids else {}
         hits = [replace(hit, matched_in=(ranking.RECORD,), snippet=record_snippets.get(hit.id, "")) for hit in hits]
-        return SearchResult(query=query, match=match, hits=hits, records_only=True,
+        return SearchResult(query=query, match=record_expression, hits=hits, records_only=True,
                             waiting=None if hits or offset else waiting(allowed_sources))
     depth = max(min(offset + limit, candidate_pool()), 0)
-    ranked = ranking.rank(query, filters, depth=depth, now=now, exhaustive=exhaustive)
-    page = ranked.rows[offset:offset + limit]
-    rows = _rows([row.id for row in page]) if page else {}
-    hits = [replace(_hit(rows[row.id], row.score), matched_in=row.matched_in) for row in page if row.id in rows]
-    return SearchResult(query=query, match=ranked.record.shown if ranked.record else None,
-                        original_match=ranked.original.shown if ranked.original else None, newest=ranked.newest,
-                        hits=_explained(hits, query, match, ranked.originals), waiting=None if hits or offset else waiting(allowed_sources))
+    fused = ranking.rank(query, filters, depth=depth, now=now, exhaustive=exhaustive)
+    page = fused.rows[offset:offset + limit]
+    by_id = _rows_by_id([row.id for row in page]) if page else {}
+    hits = [replace(_hit(by_id[row.id], row.score), matched_in=row.matched_in) for row in page if row.id in by_id]
+    return SearchResult(query=query, match=fused.record.shown if fused.record else None,
+                        original_match=fused.original.shown if fused.original else None, newest=fused.newest,
+                        hits=_explained(hits, query, record_expression, fused.originals),
+                        waiting=None if hits or offset else waiting(allowed_sources))
 
 
 def waiting(allowed_sources):
@@ -253,16 +262,18 @@ def waiting(allowed_sources):
     return scheduling.waiting(allowed_sources)
 
 
-def _rows(ids):
+def _rows_by_id(ids):
+    """{item id: its result row} of these items."""
     marks = ", ".join("%s" for _ in ids)
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT {_ROW_COLUMNS} FROM items AS i WHERE i.id IN ({marks})", list(ids))
         return {row[0]: row for row in cursor.fetchall()}
 
 
-def _explained(hits, query, match, read=None):
+def _explained(hits, query, record_expression, read=None):
     """The hits with their snippets: an excerpt of the original where the original index
-    found them, else the record's fragment. `read`: original texts already read ({id: text})."""
+    found them, else the record's fragment (the record index's, for `record_expression`).
+    `read`: original texts already read ({id: text})."""
     if not hits:
         return hits
     with_original = [hit.id for hit in hits if ranking.ORIGINAL_TEXT in hit.matched_in]
@@ -271,44 +282,45 @@ def _explained(hits, query, match, read=None):
     words = terms.original_terms(query)
     excerpts = {item_id: snippets.excerpt(originals.get(item_id, ""), words) for item_id in with_original}
     wanting = [hit.id for hit in hits if not excerpts.get(hit.id) and ranking.RECORD in hit.matched_in]
-    record_snippets = _record_snippets(match, wanting) if wanting else {}
+    record_snippets = _record_snippets(record_expression, wanting) if wanting else {}
     return [replace(hit, snippet=excerpts.get(hit.id) or record_snippets.get(hit.id, "")) for hit in hits]
 
 
-def _record_snippets(match, ids):
-    if match is None:
+def _record_snippets(expression, ids):
+    """{item id: the record index's snippet of the item for the MATCH `expression`}."""
+    if expression is None:
         return {}
-    fts = store.FTS_TABLE
+    fts = indexes.RECORD_TABLE
     marks = ", ".join("%s" for _ in ids)
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT rowid, snippet({fts}, -1, %s, %s, '…', 64) FROM {fts} "
-                       f"WHERE {fts} MATCH %s AND rowid IN ({marks})", [SNIPPET_START, SNIPPET_END, match, *ids])
+                       f"WHERE {fts} MATCH %s AND rowid IN ({marks})", [SNIPPET_START, SNIPPET_END, expression, *ids])
         return dict(cursor.fetchall())
 
 
-# --- words held (the first-prompt rule, docs/design.md "The first-prompt rule") --------------------
+# --- the words items hold (the first-prompt rule, docs/design.md "The first-prompt rule") ----------
 
-_counted = (None, None)   # (item change seq, script counts): counts change only when items do
+_script_counts_cache = (None, None)   # (item change seq, script counts): counts change only when items do
 
 
 def forget_script_counts():
     """Drop this process's script counts (a database rolled back under it: tests)."""
-    global _counted
-    _counted = (None, None)
+    global _script_counts_cache
+    _script_counts_cache = (None, None)
 
 
 def script_counts():
     """{script: how many items of the whole library are written in it} (`store.script_counts`),
     read again only after an item was written or deleted (every write is an item change)."""
-    global _counted
+    global _script_counts_cache
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT max(coalesce((SELECT max(seq) FROM {store.CHANGES}), 0), "
-                       f"coalesce((SELECT seq FROM sqlite_sequence WHERE name = %s), 0))", [store.CHANGES])
+        cursor.execute(f"SELECT max(coalesce((SELECT max(seq) FROM {indexes.CHANGES}), 0), "
+                       f"coalesce((SELECT seq FROM sqlite_sequence WHERE name = %s), 0))", [indexes.CHANGES])
         seq = cursor.fetchone()[0]
-    seen, counts = _counted
+    seen, counts = _script_counts_cache
     if seen != seq or counts is None:
         counts = store.script_counts()
-        _counted = (seq, counts)
+        _script_counts_cache = (seq, counts)
     return counts
 
 
@@ -326,21 +338,21 @@ def items_with_words(words, *, at_most):
     out = {}
     with connection.cursor() as cursor:
         for word in words:
-            expression, limit = _word_expression(word), at_most[word]
+            expression, most = _word_expression(word), at_most[word]
             if expression is None:
                 continue
             ids = set()
-            for table in (store.WORDS_TABLE, store.ORIGINAL_TABLE):
-                cursor.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH %s LIMIT %s", [expression, limit + 1])
+            for table in (indexes.WORDS.table, indexes.ORIGINAL.table):
+                cursor.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH %s LIMIT %s", [expression, most + 1])
                 ids.update(row[0] for row in cursor.fetchall())
-                if len(ids) > limit:
+                if len(ids) > most:
                     break
-            if ids and len(ids) <= limit:
+            if ids and len(ids) <= most:
                 out[word] = ids
     return out
 
 
-def words_held(ids, words):
+def words_in_items(ids, words):
     """{item id: the words (of `words`) its record or original holds as whole words}."""
     out = {item_id: set() for item_id in ids}
     if not ids:
@@ -351,7 +363,7 @@ def words_held(ids, words):
             expression = _word_expression(word)
             if expression is None:
                 continue
-            for table in (store.WORDS_TABLE, store.ORIGINAL_TABLE):
+            for table in (indexes.WORDS.table, indexes.ORIGINAL.table):
                 cursor.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH %s AND rowid IN ({marks})",
                                [expression, *ids])
                 for (item_id,) in cursor.fetchall():
@@ -425,7 +437,7 @@ def _visible_item(item_id, allowed_sources):
     if isinstance(item_id, bool) or not isinstance(item_id, int):
         raise BadInput(f"item id: {item_id!r} is not an integer")
     item = Item.objects.filter(pk=item_id).first()
-    if item is None or not is_visible(item.source, allowed_sources):
+    if item is None or not reads.is_visible(item.source, allowed_sources):
         raise NotFound(f"item {item_id} not found")
     return item
 
@@ -453,9 +465,9 @@ def later(item_id, *, allowed_sources, query=None, limit=None, now=None):
     limit = clamp_limit(limit, LATER_DEFAULT_LIMIT)
     item = _visible_item(item_id, allowed_sources)
     scope = {"project": item.project} if item.project else {"source": item.source}
-    words = terms.clean_query(query) if query and query.strip() else item.title
+    subject = terms.clean_query(query) if query and query.strip() else item.title
     filters = reads.build(allowed_sources, since=item.occurred_at, **scope)
-    hits = _ranked(build_match_query(words), filters, limit=LATER_POOL, recency_weight=0.0, now=now)
+    hits = _ranked(build_match_query(subject), filters, limit=LATER_POOL, recency_weight=0.0, now=now)
     if hits:
         bar = LATER_MIN_SHARE * hits[0].score
         fair = [hit for hit in hits if hit.id != item.pk and hit.score >= bar]

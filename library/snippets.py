@@ -17,7 +17,6 @@ from library.tokens import CJK_RE
 START, END = "\ue000", "\ue001"
 WIDTH = 240            # characters of original text in an excerpt
 _MAX_MATCHES = 40      # occurrences of one term looked at in one text
-_CJK_RE = CJK_RE
 _WORD_RE = re.compile(r"\w+")
 _MARKS_RE = re.compile(f"[{START}{END}]")
 
@@ -37,20 +36,21 @@ def _stem(word):
 
 @lru_cache(maxsize=4096)
 def _term(term):
-    """(anchor, pattern) for one query term in lowercased text: the anchor is what `str.find`
-    looks for (the first word's stem); the pattern checks the whole term from there — its
-    words in order with a little punctuation or space between them (`file.py`,
-    `snake_case`, a phrase, a CJK bigram)."""
+    """(anchor, bounded, pattern) for one query term in lowercased text, or None when it holds
+    no word: the anchor is what `str.find` looks for (the first word's stem); `bounded` says
+    that it must start a word (not for a CJK character); the pattern checks the whole term
+    from there — its words in order with a little punctuation or space between them
+    (`file.py`, `snake_case`, a phrase, a CJK bigram)."""
     words = []
     for word in _WORD_RE.findall(term.lower()):
-        words.extend(_CJK_RE.findall(word) if _CJK_RE.search(word) else [word])
+        words.extend(CJK_RE.findall(word) if CJK_RE.search(word) else [word])
     if not words:
         return None
     parts = []
     for word in words:
         stem = _stem(word)
-        parts.append(re.escape(stem) + (r"\w*" if not _CJK_RE.match(word) else ""))
-    return _stem(words[0]), not _CJK_RE.match(words[0]), re.compile(r"\W{0,3}".join(parts))
+        parts.append(re.escape(stem) + (r"\w*" if not CJK_RE.match(word) else ""))
+    return _stem(words[0]), not CJK_RE.match(words[0]), re.compile(r"\W{0,3}".join(parts))
 
 
 def _occurrences(low, compiled):
@@ -91,8 +91,8 @@ def _densest(found, width):
     characters holding the most distinct terms (the earliest on a tie); found is not empty."""
     best, best_count, left = (0, 0), 0, 0
     counts = {}
-    for right, (_start, end, group) in enumerate(found):
-        counts[group] = counts.get(group, 0) + 1
+    for right, (_start, end, number) in enumerate(found):
+        counts[number] = counts.get(number, 0) + 1
         while left < right and end - found[left][0] > width:
             old = found[left][2]
             counts[old] -= 1
@@ -132,7 +132,7 @@ def excerpt(text, terms, width=WIDTH):
         space = text.find(" ", end, min(end + 20, len(text)))
         end = space if space >= 0 else end
     pieces, position = [], start
-    for match_start, match_end, _group in found:
+    for match_start, match_end, _number in found:
         if match_start < max(start, position) or match_end > end:
             continue
         pieces.append(text[position:match_start])

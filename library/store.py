@@ -44,16 +44,11 @@ from django.conf import settings
 from django.db import DatabaseError, connections, transaction
 
 from library import indexes, meaning, postings
+from library.indexes import CHANGES, RECORD_COLUMNS, RECORD_TABLE
 from library.tokens import SCRIPTS, index_text, scripts_of
 
 logger = logging.getLogger(__name__)
 
-FTS_TABLE = indexes.RECORD_TABLE
-COLUMNS = indexes.RECORD_COLUMNS
-BM25_WEIGHTS = indexes.RECORD_WEIGHTS
-ORIGINAL_TABLE = indexes.ORIGINAL.table
-WORDS_TABLE = indexes.WORDS.table
-CHANGES = postings.CHANGES
 SCRIPTS_TABLE = "items_scripts"
 _BATCH = 500
 
@@ -101,13 +96,13 @@ class _Index:
     label: str                 # for messages: "record index", "original-text index"
     name: str                  # the CheckReport attribute and `rebuild(only=)` value
     setting: str               # the configuration key of its tokenizer
-    words: object = None       # its `indexes.WordIndex` (the two word indexes)
+    word_index: object = None  # its `indexes.WordIndex` (the two word indexes)
 
 
-RECORD_INDEX = _Index(FTS_TABLE, configured_tokenizer, "record index", "record", "storage.tokenizer")
-WORDS_INDEX = _Index(WORDS_TABLE, configured_original_tokenizer, indexes.WORDS.label, indexes.WORDS.name,
+RECORD_INDEX = _Index(RECORD_TABLE, configured_tokenizer, "record index", "record", "storage.tokenizer")
+WORDS_INDEX = _Index(indexes.WORDS.table, configured_original_tokenizer, indexes.WORDS.label, indexes.WORDS.name,
                      "storage.original_tokenizer", indexes.WORDS)
-ORIGINAL_INDEX = _Index(ORIGINAL_TABLE, configured_original_tokenizer, indexes.ORIGINAL.label,
+ORIGINAL_INDEX = _Index(indexes.ORIGINAL.table, configured_original_tokenizer, indexes.ORIGINAL.label,
                         indexes.ORIGINAL.name, "storage.original_tokenizer", indexes.ORIGINAL)
 INDEXES = (RECORD_INDEX, WORDS_INDEX, ORIGINAL_INDEX)
 MEANING, MEANING_LABEL = "meaning", "item vectors"   # `rebuild(only=)`, the CheckReport attribute; for messages
@@ -124,51 +119,44 @@ def _create(cursor, index, tokenizer):
     # The tokenizer comes from the validated configuration (jezero_site.config allows only
     # words and double-quoted strings), never from a request; it cannot hold a single quote.
     if index is RECORD_INDEX:
-        cursor.execute(f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5({', '.join(COLUMNS)}, tokenize = '{tokenizer}')")
-        secure_delete(cursor, FTS_TABLE)
+        cursor.execute(f"CREATE VIRTUAL TABLE {RECORD_TABLE} USING fts5({', '.join(RECORD_COLUMNS)}, "
+                       f"tokenize = '{tokenizer}')")
+        secure_delete(cursor, RECORD_TABLE)
         return
-    columns = ", ".join(index.words.columns)
+    columns = ", ".join(index.word_index.columns)
     cursor.execute(f"CREATE VIRTUAL TABLE {index.table} USING fts5({columns}, digest UNINDEXED, content = '', "
                    f"contentless_delete = 1, contentless_unindexed = 1, tokenize = '{tokenizer}')")
     secure_delete(cursor, index.table)
-    cursor.execute(f"CREATE VIRTUAL TABLE {index.words.vocab} USING fts5vocab({index.table}, 'row')")
-    postings.create(cursor, index.words, tokenizer)
+    cursor.execute(f"CREATE VIRTUAL TABLE {index.word_index.vocab_table} USING fts5vocab({index.table}, 'row')")
+    postings.create(cursor, index.word_index, tokenizer)
 
 
-_RECORD_INSERT = (f"INSERT INTO {FTS_TABLE}(rowid, {', '.join(COLUMNS)}) "
-                  f"VALUES ({', '.join('%s' for _ in range(len(COLUMNS) + 1))})")
-_ORIGINAL_INSERT = f"INSERT INTO {ORIGINAL_TABLE}(rowid, text, digest) VALUES (%s, %s, %s)"
-_WORDS_INSERT = (f"INSERT INTO {WORDS_TABLE}(rowid, {', '.join(COLUMNS)}, digest) "
-                 f"VALUES ({', '.join('%s' for _ in range(len(COLUMNS) + 2))})")
+_RECORD_INSERT = (f"INSERT INTO {RECORD_TABLE}(rowid, {', '.join(RECORD_COLUMNS)}) "
+                  f"VALUES ({', '.join('%s' for _ in range(len(RECORD_COLUMNS) + 1))})")
+_ORIGINAL_INSERT = f"INSERT INTO {ORIGINAL_INDEX.table}(rowid, text, digest) VALUES (%s, %s, %s)"
+_WORDS_INSERT = (f"INSERT INTO {WORDS_INDEX.table}(rowid, {', '.join(RECORD_COLUMNS)}, digest) "
+                 f"VALUES ({', '.join('%s' for _ in range(len(RECORD_COLUMNS) + 2))})")
 
 
-def _words_row(item):
+def _words_insert_row(item):
+    """_WORDS_INSERT's parameters for an item: its id, record text (CJK spaced) and digest."""
     return (item.pk, *words_row(item), record_digest(item))
 
 
-def _original_row(item_id, original):
+def _original_insert_row(item_id, original):
+    """_ORIGINAL_INSERT's parameters for an item: its id, original (CJK spaced) and digest."""
     return (item_id, index_text(original or ""), digest(original))
 
 
 def _drop(cursor, index):
     """Drop an FTS5 table (and what is kept beside it) and any shadow table it leaves behind:
     SQLite 3.51 leaves the `_content` table of a `contentless_unindexed` table."""
-    if index.words:
-        postings.drop(cursor, index.words)
-        cursor.execute(f"DROP TABLE IF EXISTS {index.words.vocab}")
+    if index.word_index:
+        postings.drop(cursor, index.word_index)
+        cursor.execute(f"DROP TABLE IF EXISTS {index.word_index.vocab_table}")
     cursor.execute(f"DROP TABLE IF EXISTS {index.table}")
     for shadow in ("data", "idx", "content", "docsize", "config"):
         cursor.execute(f"DROP TABLE IF EXISTS {index.table}_{shadow}")
-
-
-def drop_original_index(using="default"):
-    with connections[using].cursor() as cursor:
-        _drop(cursor, ORIGINAL_INDEX)
-
-
-def drop_words_index(using="default"):
-    with connections[using].cursor() as cursor:
-        _drop(cursor, WORDS_INDEX)
 
 
 def table_exists(cursor, name):
@@ -182,23 +170,13 @@ def _recorded(index, using):
         row = cursor.fetchone()
     if row is None:
         return None
-    match = re.search(r"tokenize\s*=\s*'([^']*)'", row[0])
-    return match.group(1) if match else "unicode61"  # FTS5's default when none is named
-
-
-def recorded_tokenizer(using="default"):
-    """The record index's tokenizer — read from the table's own definition, so it cannot
-    disagree with the index — or None when there is no index yet."""
-    return _recorded(RECORD_INDEX, using)
-
-
-def recorded_original_tokenizer(using="default"):
-    """The original-text index's tokenizer, from its definition, or None without one."""
-    return _recorded(ORIGINAL_INDEX, using)
+    found = re.search(r"tokenize\s*=\s*'([^']*)'", row[0])
+    return found.group(1) if found else "unicode61"  # FTS5's default when none is named
 
 
 def recorded_tokenizers(using="default"):
-    """{index name: the tokenizer it was built with, or None without it}."""
+    """{index name: the tokenizer it was built with, or None without it} — read from each
+    table's own definition, so it cannot disagree with the index."""
     return {index.name: _recorded(index, using) for index in INDEXES}
 
 
@@ -227,8 +205,9 @@ def log_changes(cursor, ids):
 def sync_items(items, using="default"):
     """Replace the index rows of these (saved) items. Call inside the items' transaction.
 
-    A word index's row is rewritten only when the text it holds changed (by digest):
-    retagging does not re-tokenise an original, re-summarising does not touch it.
+    A word index's row, and an item's vectors, are rewritten only when the text they hold
+    changed (by digest): retagging does not re-tokenise an original, re-summarising does not
+    touch it.
     """
     items = [item for item in items if item.pk is not None]
     if not items:
@@ -238,33 +217,34 @@ def sync_items(items, using="default"):
             batch = items[start:start + _BATCH]
             ids = [item.pk for item in batch]
             seq = log_changes(cursor, ids)
-            _delete_rows(cursor, FTS_TABLE, ids)
+            _delete_rows(cursor, RECORD_TABLE, ids)
             cursor.executemany(_RECORD_INSERT, [(item.pk, *fts_row(item)) for item in batch])
             marks = ", ".join("%s" for _ in ids)
-            cursor.execute(f"SELECT rowid, digest FROM {WORDS_TABLE} WHERE rowid IN ({marks})", ids)
-            held = dict(cursor.fetchall())
-            stale = [row for row in map(_words_row, batch) if held.get(row[0]) != row[-1]]
-            if stale:
-                _delete_rows(cursor, WORDS_TABLE, [row[0] for row in stale if row[0] in held])
-                cursor.executemany(_WORDS_INSERT, stale)
-                postings.note(cursor, indexes.WORDS, seq, written=[(row[0], row[1:-1]) for row in stale])
+            cursor.execute(f"SELECT rowid, digest FROM {WORDS_INDEX.table} WHERE rowid IN ({marks})", ids)
+            record_digests = dict(cursor.fetchall())   # {item id: digest of the record text indexed}
+            stale_rows = [row for row in map(_words_insert_row, batch) if record_digests.get(row[0]) != row[-1]]
+            if stale_rows:
+                _delete_rows(cursor, WORDS_INDEX.table, [row[0] for row in stale_rows if row[0] in record_digests])
+                cursor.executemany(_WORDS_INSERT, stale_rows)
+                postings.note(cursor, indexes.WORDS, seq, written=[(row[0], row[1:-1]) for row in stale_rows])
             said = {item.pk: digest(item.original) for item in batch}   # each original hashed once
             if table_exists(cursor, SCRIPTS_TABLE):   # not before migration 0017
                 cursor.executemany(f"INSERT OR REPLACE INTO {SCRIPTS_TABLE}(item_id, scripts) VALUES (%s, %s)",
                                    [(item.pk, item_scripts(item)) for item in batch])
             if meaning.exists(cursor):   # not before migration 0013
-                held = meaning.digests(cursor, ids)
+                vector_digests = meaning.digests(cursor, ids)   # {item id: digest of the text embedded}
                 texts = ((item, meaning.text_of(item)) for item in batch)
                 embedded = ((item.pk, said[item.pk] if text is item.original else digest(text), text)
                             for item, text in texts)
-                meaning.put(cursor, [row for row in embedded if held.get(row[0]) != row[1]])
+                meaning.put(cursor, [row for row in embedded if vector_digests.get(row[0]) != row[1]])
 
-            cursor.execute(f"SELECT rowid, digest FROM {ORIGINAL_TABLE} WHERE rowid IN ({marks})", ids)
-            held = dict(cursor.fetchall())
-            stale = [item for item in batch if held.get(item.pk) != said[item.pk]]
-            if stale:
-                _delete_rows(cursor, ORIGINAL_TABLE, [item.pk for item in stale if item.pk in held])
-                rows = [_original_row(item.pk, item.original) for item in stale]
+            cursor.execute(f"SELECT rowid, digest FROM {ORIGINAL_INDEX.table} WHERE rowid IN ({marks})", ids)
+            original_digests = dict(cursor.fetchall())   # {item id: digest of the original indexed}
+            stale_items = [item for item in batch if original_digests.get(item.pk) != said[item.pk]]
+            if stale_items:
+                _delete_rows(cursor, ORIGINAL_INDEX.table,
+                             [item.pk for item in stale_items if item.pk in original_digests])
+                rows = [_original_insert_row(item.pk, item.original) for item in stale_items]
                 cursor.executemany(_ORIGINAL_INSERT, rows)
                 postings.note(cursor, indexes.ORIGINAL, seq, written=[(row[0], (row[1],)) for row in rows])
 
@@ -317,7 +297,7 @@ def sync_ids(ids, using="default"):
 
     for start in range(0, len(ids), _BATCH):
         chunk = ids[start:start + _BATCH]
-        sync_items(Item.objects.using(using).filter(pk__in=chunk).only("pk", *COLUMNS, "original"), using=using)
+        sync_items(Item.objects.using(using).filter(pk__in=chunk).only("pk", *RECORD_COLUMNS, "original"), using=using)
 
 
 def forget(ids, using="default"):
@@ -336,12 +316,6 @@ def forget(ids, using="default"):
             meaning.forget(cursor, chunk)
 
 
-def create_index(tokenizer=None, using="default"):
-    """Create the empty record index (migration 0002) with `tokenizer` (default: configured)."""
-    with connections[using].cursor() as cursor:
-        _create(cursor, RECORD_INDEX, tokenizer or configured_tokenizer())
-
-
 def ensure_index(using="default"):
     """Idempotent: create a missing index table; empty them all when the items table is empty.
 
@@ -353,8 +327,8 @@ def ensure_index(using="default"):
     with transaction.atomic(using=using), connections[using].cursor() as cursor:
         if not table_exists(cursor, "items"):
             return False
-        if not table_exists(cursor, FTS_TABLE):
-            create_index(using=using)
+        if not table_exists(cursor, RECORD_TABLE):
+            _create(cursor, RECORD_INDEX, configured_tokenizer())
             changed = True
         cursor.execute("SELECT EXISTS (SELECT 1 FROM items)")
         if cursor.fetchone()[0]:
@@ -391,14 +365,14 @@ def _fill(cursor, index, using, progress):
     total = Item.objects.using(using).count()
     if index is RECORD_INDEX:
         rows = ((item.pk, *fts_row(item)) for item in
-                Item.objects.using(using).order_by("pk").only("pk", *COLUMNS).iterator(chunk_size=2_000))
+                Item.objects.using(using).order_by("pk").only("pk", *RECORD_COLUMNS).iterator(chunk_size=2_000))
         sql, size = _RECORD_INSERT, 2_000
     elif index is WORDS_INDEX:
-        rows = (_words_row(item) for item in
-                Item.objects.using(using).order_by("pk").only("pk", *COLUMNS).iterator(chunk_size=2_000))
+        rows = (_words_insert_row(item) for item in
+                Item.objects.using(using).order_by("pk").only("pk", *RECORD_COLUMNS).iterator(chunk_size=2_000))
         sql, size = _WORDS_INSERT, 2_000
     else:
-        rows = (_original_row(pk, original) for pk, original in
+        rows = (_original_insert_row(pk, original) for pk, original in
                 Item.objects.using(using).order_by("pk").values_list("pk", "original").iterator(chunk_size=500))
         sql, size = _ORIGINAL_INSERT, 500
     done, batch = 0, []
@@ -429,8 +403,9 @@ def rebuild(tokenizer=None, original_tokenizer=None, using="default", progress=N
     wanted = INDEXES if only is None else tuple(index for index in INDEXES if index.name == only)
     if not wanted and only != MEANING:
         raise ValueError(f"rebuild: no index named {only!r}")
-    words = original_tokenizer or configured_original_tokenizer()
-    tokenizers = {RECORD_INDEX: tokenizer or configured_tokenizer(), ORIGINAL_INDEX: words, WORDS_INDEX: words}
+    word_tokenizer = original_tokenizer or configured_original_tokenizer()
+    tokenizers = {RECORD_INDEX: tokenizer or configured_tokenizer(), ORIGINAL_INDEX: word_tokenizer,
+                  WORDS_INDEX: word_tokenizer}
     done = 0
     with transaction.atomic(using=using), connections[using].cursor() as cursor:
         for index in wanted:
@@ -439,8 +414,8 @@ def rebuild(tokenizer=None, original_tokenizer=None, using="default", progress=N
             step = (lambda d, t, label=index.label: progress(label, d, t)) if progress else None
             done = _fill(cursor, index, using, step)
             logger.info("fts rebuilt table=%s rows=%d tokenizer=%r", index.table, done, tokenizers[index])
-            if index.words:
-                postings.refresh(index.words, tokenizers[index], using,
+            if index.word_index:
+                postings.refresh(index.word_index, tokenizers[index], using,
                                  (lambda d, t, label=f"{postings.LABEL} ({index.label})": progress(label, d, t))
                                  if progress else None)
         if only is None:
@@ -460,7 +435,8 @@ def fill_vectors(using="default", progress=None):
     with connections[using].cursor() as cursor:
         meaning.create(cursor)
         meaning.clear(cursor)
-        items = Item.objects.using(using).order_by("pk").only("pk", *COLUMNS, "original").iterator(chunk_size=200)
+        items = (Item.objects.using(using).order_by("pk").only("pk", *RECORD_COLUMNS, "original")
+                 .iterator(chunk_size=200))
         for item in items:
             text = meaning.text_of(item)
             batch.append((item.pk, digest(text), text))
@@ -477,20 +453,6 @@ def fill_vectors(using="default", progress=None):
     return done
 
 
-def held_by(table, expressions, at_most, using="default"):
-    """{expression: how many items match it in `table`} for FTS5 MATCH expressions, each
-    counted only up to `at_most + 1`: one statement; a common word costs what `at_most` rows
-    of its posting list cost, never its whole list."""
-    expressions = list(dict.fromkeys(expressions))
-    if not expressions:
-        return {}
-    counts = ", ".join(f"(SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH %s LIMIT %s))"
-                       for _ in expressions)
-    with connections[using].cursor() as cursor:
-        cursor.execute(f"SELECT {counts}", [value for expr in expressions for value in (expr, at_most + 1)])
-        return dict(zip(expressions, cursor.fetchone(), strict=True))
-
-
 CHANGES_KEPT = 100_000   # item changes kept past what every base holds (library.catalog reads them)
 
 
@@ -505,7 +467,7 @@ def optimize(using="default"):
     for table in (index.table for index in INDEXES):
         with transaction.atomic(using=using), connections[using].cursor() as cursor:
             cursor.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
-    report = postings.refresh_all({index.name: _recorded(index, using) for index in INDEXES if index.words}, using)
+    report = postings.refresh_all({index.name: _recorded(index, using) for index in INDEXES if index.word_index}, using)
     with transaction.atomic(using=using), connections[using].cursor() as cursor:
         if table_exists(cursor, CHANGES):
             cursor.execute(f"SELECT coalesce(max(seq), 0) FROM {CHANGES}")
@@ -630,26 +592,26 @@ def check(using="default"):
             if not table_exists(cursor, index.table):
                 report.problems.append(f"the {index.label} ({index.table}) is missing: run `jezero reindex`")
                 continue
-            if index.words and not table_exists(cursor, index.words.vocab):
-                report.problems.append(f"the {index.label}'s vocabulary ({index.words.vocab}) is missing: "
+            if index.word_index and not table_exists(cursor, index.word_index.vocab_table):
+                report.problems.append(f"the {index.label}'s vocabulary ({index.word_index.vocab_table}) is missing: "
                                        "run `jezero reindex`")
             cursor.execute(f"SELECT count(*) FROM {index.table}")
             part.rows = cursor.fetchone()[0]
-            items = Item.objects.using(using).order_by("pk")
+            by_id = Item.objects.using(using).order_by("pk")
             if index is RECORD_INDEX:
                 expected = ((item.pk, fts_row(item)) for item in
-                            items.only("pk", *COLUMNS).iterator(chunk_size=2_000))
-                cursor.execute(f"SELECT rowid, {', '.join(COLUMNS)} FROM {FTS_TABLE} ORDER BY rowid")
+                            by_id.only("pk", *RECORD_COLUMNS).iterator(chunk_size=2_000))
+                cursor.execute(f"SELECT rowid, {', '.join(RECORD_COLUMNS)} FROM {RECORD_TABLE} ORDER BY rowid")
                 actual = ((row[0], tuple(row[1:])) for row in iter(cursor.fetchone, None))
             elif index is WORDS_INDEX:
                 expected = ((item.pk, record_digest(item)) for item in
-                            items.only("pk", *COLUMNS).iterator(chunk_size=2_000))
-                cursor.execute(f"SELECT rowid, digest FROM {WORDS_TABLE} ORDER BY rowid")
+                            by_id.only("pk", *RECORD_COLUMNS).iterator(chunk_size=2_000))
+                cursor.execute(f"SELECT rowid, digest FROM {WORDS_INDEX.table} ORDER BY rowid")
                 actual = iter(cursor.fetchone, None)
             else:
                 expected = ((pk, digest(original)) for pk, original in
-                            items.values_list("pk", "original").iterator(chunk_size=500))
-                cursor.execute(f"SELECT rowid, digest FROM {ORIGINAL_TABLE} ORDER BY rowid")
+                            by_id.values_list("pk", "original").iterator(chunk_size=500))
+                cursor.execute(f"SELECT rowid, digest FROM {ORIGINAL_INDEX.table} ORDER BY rowid")
                 actual = iter(cursor.fetchone, None)
             _merge_compare(expected, actual, part)
             try:
@@ -693,8 +655,8 @@ def _check_vectors(report, using):
         part.tokenizer = meaning.recorded_model(cursor)
         cursor.execute(f"SELECT count(*) FROM {meaning.TABLE}")
         part.rows = cursor.fetchone()[0]
-        expected = ((item.pk, digest(meaning.text_of(item))) for item in
-                    Item.objects.using(using).order_by("pk").only("pk", *COLUMNS, "original").iterator(chunk_size=500))
+        expected = ((item.pk, digest(meaning.text_of(item))) for item in Item.objects.using(using).order_by("pk")
+                    .only("pk", *RECORD_COLUMNS, "original").iterator(chunk_size=500))
         _merge_compare(expected, meaning.index_rows(cursor), part)
     if part.missing:
         report.problems.append(f"items without vectors: {_shown(part.missing)}; run `jezero reindex --only meaning`")

@@ -248,7 +248,7 @@ MAX_LIMIT = settings.JEZERO["search"]["max_limit"]
 
 
 def _limit(default, what):
-    default = min(default, MAX_LIMIT)
+    default = search.clamp_limit(None, default)   # what a missing limit means
     return Query[int | None, P(ge=1, le=MAX_LIMIT, description=f"How many {what}: 1 to {MAX_LIMIT} "
                                                               f"(`search.max_limit`); {default} when left out.")]
 
@@ -283,7 +283,7 @@ ItemId = Path[int, P(ge=1, description="An item's id, from a search, timeline or
 
 @reads.get("/search", summary="Search the library", **answers({200: SearchOut}, 400))
 def search_items(request, q: Words, project: Project = None, source: Source = None, since: Since = None,
-                 limit: _limit(settings.JEZERO["search"]["default_limit"], "results") = None,
+                 limit: _limit(search.search_default_limit(), "results") = None,
                  records_only: Query[bool, P(description=(
                      "Rank by the records alone (title, summary, questions, atoms), not also by what was said."
                  ))] = False):

@@ -203,8 +203,8 @@ def _query(words):
 
 def _own_project(words, project, allowed_sources):
     hits = search.search(_query(words), allowed_sources=allowed_sources, project=project, limit=OWN_SEARCH).hits
-    held = search.words_held([hit.id for hit in hits], [word.text for word in words])
-    kept = [hit for hit in hits if evidence(w for w in words if w.text in held[hit.id]) >= OWN_MIN_WORDS]
+    found = search.words_in_items([hit.id for hit in hits], [word.text for word in words])
+    kept = [hit for hit in hits if evidence(w for w in words if w.text in found[hit.id]) >= OWN_MIN_WORDS]
     return kept[:FIRST_PROMPT_SHOW]
 
 
@@ -222,12 +222,12 @@ def _elsewhere(words, allowed_sources, language):
     at_most = {text: max(RARE_MIN_ITEMS, int(RARE_SHARE * n)) for text, n in population.items()}
     rare = search.items_with_words([word.text for word in words], at_most=at_most)
     by_text = {word.text: word for word in words}
-    held = {}
+    rare_words = {}   # {item id: the rare words of the prompt it holds}
     for text, ids in rare.items():
         for item_id in ids:
-            held.setdefault(item_id, []).append(by_text[text])
+            rare_words.setdefault(item_id, []).append(by_text[text])
     surprise, strength = {}, {}
-    for item_id, found in held.items():
+    for item_id, found in rare_words.items():
         strength[item_id] = count = evidence(found)
         # How unlikely the item's share of the prompt's words is by chance: the log of the
         # expected number of items holding `count` of the prompt's words as rare as these.

@@ -122,6 +122,7 @@ ItemId = Annotated[int, Field(strict=True, ge=1, description="An item's id, from
 
 
 def _limit(default, what):
+    default = lib.clamp_limit(None, default)   # what a missing limit means, as for the API and the CLI
     return Annotated[int | None, Field(default=None, strict=True, ge=1, le=_MAX,
                                        description=f"How many {what} (1–{_MAX}; default {default}).")]
 
@@ -136,7 +137,7 @@ class CatalogOut(BaseModel):
 
 @server.tool(annotations=READ_ONLY)
 def search(query: Query, ctx: Context, project: Project = None, source: Source = None, since: Since = None,
-           limit: _limit(10, "results") = None, records_only: Annotated[bool, Field(
+           limit: _limit(lib.search_default_limit(), "results") = None, records_only: Annotated[bool, Field(
                description="Rank by the records alone (title, summary, questions, atoms), not also by what was said."
            )] = False) -> Annotated[CallToolResult, AgentSearchOut]:
     """Find past work: literal full-text search over each item's record (title, summary, questions, atoms) and over
@@ -166,7 +167,7 @@ def get_item(item_id: ItemId, ctx: Context, include_original: Annotated[bool, Fi
 
 @server.tool(annotations=READ_ONLY)
 def timeline(ctx: Context, project: Project = None, source: Source = None, since: Since = None, until: Until = None,
-             limit: _limit(20, "items") = None) -> Annotated[CallToolResult, TimelineOut]:
+             limit: _limit(lib.TIMELINE_DEFAULT_LIMIT, "items") = None) -> Annotated[CallToolResult, TimelineOut]:
     """Items newest first, for a project, a source or a time span (since inclusive, until exclusive)."""
     sources = _sources(ctx)
     hits = _guard(lambda: lib.timeline(allowed_sources=sources, project=project, source=source, since=since,
@@ -179,7 +180,7 @@ def timeline(ctx: Context, project: Project = None, source: Source = None, since
 def later(item_id: ItemId, ctx: Context, query: Annotated[str | None, Field(
         default=None, max_length=MAX_QUERY_CHARS,
         description="The subject to look for, in words; default: the item's title.")] = None,
-        limit: _limit(5, "items") = None) -> Annotated[CallToolResult, LaterOut]:
+        limit: _limit(lib.LATER_DEFAULT_LIMIT, "items") = None) -> Annotated[CallToolResult, LaterOut]:
     """Newer items on the same subject as item_id: call it before relying on a decision, plan, status or number,
     since a newer session may have changed it. matched_by = "project_timeline" means nothing matched the subject
     and these are only the project's newer items, by date: context, not evidence of a change."""

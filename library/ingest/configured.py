@@ -7,7 +7,7 @@ Two kinds in one list, their names unique across both:
   read at every call, so a running worker sees an added, edited or disabled one at its next
   tick without a restart.
 
-Both are checked by the same schema code (`jezero_site.config.check_connector`). A database
+Both are checked by the same schema code (`library.schema.check_connector`). A database
 connector may not take a name the file uses. Should the file later define a name the
 database also has, the file's connector is the one used and the row is reported as a problem
 (`problems()`: the Sources page, `jezero connector list`, the `jezero.W002` check that

@@ -10,7 +10,7 @@ from django.views.decorators.http import require_http_methods
 
 from library.access import clients
 from library.errors import BadInput, NotFound
-from library.ingest import sources as connectors
+from library.ingest import sources
 from library.models import Client
 from library.views.staff import missing, staff_required
 
@@ -26,8 +26,8 @@ def _form(data):
 
 
 def _choices():
-    return {"scope_choices": Client.SCOPES, "upload_sources": connectors.upload_names(),
-            "source_names": connectors.names()}
+    return {"scope_choices": Client.SCOPES, "upload_sources": sources.upload_names(),
+            "source_names": sources.names()}
 
 
 @staff_required

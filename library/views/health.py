@@ -4,7 +4,7 @@ from django.db import DatabaseError, connection
 from django.http import JsonResponse
 
 import library
-from library import store
+from library import indexes
 from library.ingest import scheduling, sources
 
 
@@ -17,7 +17,7 @@ def health(request):
             "uploads_without_connector": None}
     try:
         with connection.cursor() as cursor:
-            cursor.execute("SELECT name FROM sqlite_master WHERE name = %s", [store.FTS_TABLE])
+            cursor.execute("SELECT name FROM sqlite_master WHERE name = %s", [indexes.RECORD_TABLE])
             body["fts"] = cursor.fetchone() is not None
         age = scheduling.heartbeat_age()
         body["worker_heartbeat_age"] = None if age is None else round(age)

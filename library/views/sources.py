@@ -19,7 +19,7 @@ from library.access.people import allowed_sources
 from library.errors import BadInput, InvalidConnector, LibraryError, NotFound, RunRefused
 from library.filters import is_visible
 from library.ingest import configured
-from library.ingest import sources as connectors
+from library.ingest import sources as ingest_sources  # the view `sources` is this module's
 from library.models import Item, Job, UnitCursor
 from library.schema import CONNECTOR_COMMON, TYPE_DOCS, Key, connector_keys, key_help
 from library.views.staff import missing, staff_required
@@ -33,7 +33,7 @@ _FIRST = ("enabled", "interval_minutes", "trust", "project")
 def sources(request):
     """Every connector for staff; anyone else sees only those whose name (the items' source)
     their allowed sources name, with their run reports, uploads and problems."""
-    states, problems, waiting = connectors.page()
+    states, problems, waiting = ingest_sources.page()
     if not request.user.is_staff:
         globs = allowed_sources(request.user)
         states = [state for state in states if is_visible(state.name, globs)]
@@ -44,7 +44,7 @@ def sources(request):
 
 def _start(request, name, kind, label):
     try:
-        connectors.get(name)
+        ingest_sources.get(name)
     except RunRefused:
         return missing(request, f"connector {name}")
     try:
@@ -74,13 +74,13 @@ def dry_run(request, name):
 @require_http_methods(["GET", "POST"])
 def reset(request, name):
     """GET: what a reset means, and a button. POST: forget the connector's cursor."""
-    state = connectors.state(name)
+    state = ingest_sources.state(name)
     if state is None:
         return missing(request, f"connector {name}")
     if request.method == "GET":
         return render(request, "library/source_reset.html", {"source": state})
     try:
-        forgotten = connectors.reset(name)
+        forgotten = ingest_sources.reset(name)
     except RunRefused as exc:
         messages.error(request, f"Cannot reset {name}: {exc}")
         return redirect("sources")

@@ -13,7 +13,7 @@ from library.access import people
 from library.access.first_admin import password_rules
 from library.errors import BadInput, NotFound
 from library.filters import library_sources, source_names
-from library.ingest import sources as connectors
+from library.ingest import sources
 from library.views.staff import missing, staff_required
 
 
@@ -29,7 +29,7 @@ def _form(data):
 def _page(request, template, context, status=200):
     """Render with what the form's help lists: every source name in the library or of a
     connector (globs match these), and the password rules."""
-    names = sorted(set(library_sources()) | set(connectors.names()))
+    names = sorted(set(library_sources()) | set(sources.names()))
     return render(request, template, {**context, "source_names": names, "password_rules": password_rules()},
                   status=status)
 

@@ -95,7 +95,7 @@ def _no_search_caches_across_tests():
     running server never does: start every test without them."""
     from library import catalog, postings, search
 
-    postings.forget_held()
+    postings.forget_cached_bases()
     catalog.forget_versions()
     search.forget_script_counts()
     yield

@@ -218,7 +218,7 @@ def test_an_upload_from_an_excluded_project_is_not_stored(settings):
      "connectors[0].exclude_projects: expected a list of strings"),
 ])
 def test_bad_exclusions_are_refused_with_the_key_named(config, said):
-    from jezero_site.config import ConfigError
+    from library.schema import ConfigError
 
     with pytest.raises(ConfigError) as caught:
         validate(config)

@@ -143,7 +143,7 @@ def served_by_postings(queries):
             for index in (WORDS, ORIGINAL):
                 rows, tokens = postings.averages(cursor, index)
                 asked = ranking.ask(index, query, counts, rows, tokens)
-                hit = hit or any(counts.postings(index, term) is not None for term in asked.scored)
+                hit = hit or any(counts.postings_of(index, term) is not None for term in asked.scored)
             served += hit
     return served
 
@@ -206,7 +206,7 @@ def test_a_word_weighs_the_same_after_every_refresh_as_fts5_gives_it(scaled):
     store.optimize()
     with postings.reading(), connection.cursor() as cursor:
         base = postings.base(cursor, ORIGINAL)
-        word = next(w for w in library.words if base.term(w) and base.term(w).posted)   # common, not held by half
+        word = next(w for w in library.words if base.term(w) and base.term(w).has_postings)   # common, not held by half
 
     def scores():
         fast = {h.id: h.score for h in lib.search(word, allowed_sources=ALL_SOURCES, now=NOW, limit=50).hits}
@@ -259,12 +259,12 @@ def test_check_sees_postings_that_differ_from_the_index_and_reindex_repairs_them
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT generation FROM {postings.STATE} WHERE name = %s", [ORIGINAL.name])
         generation = cursor.fetchone()[0]
-        cursor.execute(f"SELECT term, items FROM {ORIGINAL.postings} WHERE generation = %s AND items IS NOT NULL "
+        cursor.execute(f"SELECT term, items FROM {ORIGINAL.postings_table} WHERE generation = %s AND items IS NOT NULL "
                        f"LIMIT 1", [generation])
         term, items = cursor.fetchone()
-        cursor.execute(f"UPDATE {ORIGINAL.postings} SET items = %s, freqs = substr(freqs, 3) "
+        cursor.execute(f"UPDATE {ORIGINAL.postings_table} SET items = %s, freqs = substr(freqs, 3) "
                        f"WHERE generation = %s AND term = %s", [items[4:], generation, term])
-    postings.forget_held()
+    postings.forget_cached_bases()
     report = store.check()
     assert any(f'postings of "{term}" in the original-text index name' in problem for problem in report.problems)
     assert any("run `jezero reindex --only original`" in problem for problem in report.problems)
@@ -285,15 +285,15 @@ def test_two_refreshes_at_once_leave_one_base_and_the_same_answers(scaled, monke
     def overtake(index, old, new, seq, using):   # another refresh finishes first
         if not overtaken:
             overtaken.append(new)
-            postings.refresh(index, store.recorded_original_tokenizer(), using)
+            postings.refresh(index, store.recorded_tokenizers()["original"], using)
         return install(index, old, new, seq, using)
 
     monkeypatch.setattr(postings, "_install", overtake)
-    postings.refresh(ORIGINAL, store.recorded_original_tokenizer())
+    postings.refresh(ORIGINAL, store.recorded_tokenizers()["original"])
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT generation, current FROM {postings.STATE} WHERE name = %s", [ORIGINAL.name])
         generation, current = cursor.fetchone()
-        cursor.execute(f"SELECT DISTINCT generation FROM {ORIGINAL.postings}")
+        cursor.execute(f"SELECT DISTINCT generation FROM {ORIGINAL.postings_table}")
         kept = [row[0] for row in cursor.fetchall()]
     assert current and generation != overtaken[0] and kept == [generation]
     for query in [library.query() for _ in range(30)]:
@@ -313,7 +313,7 @@ def test_an_upgraded_library_is_searched_exactly_at_once_and_gets_its_postings_f
     library.add(120)
     call_command("migrate", "library", "0013", verbosity=0)   # a library from before the postings
     call_command("migrate", "library", verbosity=0)
-    postings.forget_held()
+    postings.forget_cached_bases()
     assert store.postings_due()
     queries = [library.query() for _ in range(20)]
     before = [compare(query) for query in queries]

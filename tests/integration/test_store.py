@@ -96,7 +96,7 @@ def test_a_tokenizer_change_is_reported_until_reindexed(jezero_config):
     assert any("run `jezero reindex`" in p for p in report.problems)
     store.rebuild()
     assert store.check().ok
-    assert store.recorded_tokenizer() == "unicode61 remove_diacritics 2"
+    assert store.recorded_tokenizers()["record"] == "unicode61 remove_diacritics 2"
     from library.search import ALL_SOURCES, search
 
     assert [h.title for h in search("cafe", allowed_sources=ALL_SOURCES).hits] == ["café"]
@@ -212,7 +212,7 @@ def test_an_original_tokenizer_change_is_reported_until_reindexed(jezero_config)
     assert any("storage.original_tokenizer" in p for p in store.check().problems)
     store.rebuild()
     assert store.check().ok
-    assert store.recorded_original_tokenizer() == "porter unicode61 remove_diacritics 2"
+    assert store.recorded_tokenizers()["original"] == "porter unicode61 remove_diacritics 2"
 
 
 @pytest.mark.django_db(transaction=True)

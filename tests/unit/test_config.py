@@ -5,7 +5,8 @@ import tomllib
 import pytest
 
 from jezero_site import config
-from jezero_site.config import ConfigError, validate
+from jezero_site.config import validate
+from library.schema import ConfigError
 
 
 def test_the_default_file_is_valid_and_means_every_default():

@@ -79,7 +79,7 @@ def test_nothing_in_the_package_imports_django():
 def test_the_registry_reads_every_configurable_type_but_the_inbox():
     """One list of type names (connectors.types) for the configuration and the registry."""
     from connectors import registry, types
-    from jezero_site import config
+    from library import schema
 
     assert set(registry.CONNECTOR_TYPES) == set(types.TYPES) - {types.UPLOAD}
-    assert config.CONNECTOR_TYPES == types.TYPES
+    assert schema.CONNECTOR_TYPES == types.TYPES

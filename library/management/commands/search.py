@@ -10,7 +10,8 @@ class Command(Verb):
         parser.add_argument("--project", help="only this project (exact)")
         parser.add_argument("--source", help="only this source (exact)")
         parser.add_argument("--since", help="only items at or after this date/time (UTC unless an offset is given)")
-        parser.add_argument("--limit", type=int, help="how many results (default 10, at most search.max_limit)")
+        default = search.clamp_limit(None, search.search_default_limit())   # what a missing --limit means
+        parser.add_argument("--limit", type=int, help=f"how many results (default {default}, at most search.max_limit)")
         parser.add_argument("--records-only", action="store_true",
                             help="rank by the records alone, not also by what was said")
 

@@ -10,7 +10,8 @@ class Command(Verb):
         parser.add_argument("--source", help="only this source (exact)")
         parser.add_argument("--since", help="at or after this date/time (inclusive)")
         parser.add_argument("--until", help="before this date/time (exclusive)")
-        parser.add_argument("--limit", type=int, help="how many (default 20, at most search.max_limit)")
+        default = search.clamp_limit(None, search.TIMELINE_DEFAULT_LIMIT)   # what a missing --limit means
+        parser.add_argument("--limit", type=int, help=f"how many (default {default}, at most search.max_limit)")
 
     def handle(self, *args, **opts):
         hits = search.timeline(allowed_sources=search.ALL_SOURCES, project=opts["project"], source=opts["source"],

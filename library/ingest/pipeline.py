@@ -381,11 +381,16 @@ class Run:
         with transaction.atomic():
             for plan in prepared.planned:
                 summary = results.get(plan.key)
-                if summary is None:
-                    if plan.existing is not None and plan.existing.key != plan.key:   # a legacy key, text unchanged
-                        Item.objects.filter(pk=plan.existing.pk).update(key=plan.key)
-                    continue
                 seg = plan.segment
+                if summary is None:     # the text is unchanged: no new record, but a legacy key or a
+                    changes = {}        # better time (a reader that learned to date it) is taken
+                    if plan.existing is not None and plan.existing.key != plan.key:
+                        changes["key"] = plan.key
+                    if plan.existing is not None and plan.existing.occurred_at != (seg.occurred_at or unit.modified):
+                        changes["occurred_at"] = seg.occurred_at or unit.modified
+                    if changes:
+                        Item.objects.filter(pk=plan.existing.pk).update(**changes)
+                    continue
                 hints = dict(prepared.hints)
                 if seg.parts > 1:
                     hints.update(part=seg.part, parts=seg.parts)

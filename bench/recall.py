@@ -10,8 +10,9 @@ A benchmark script, not a test. It
 2. builds the library with `jezero migrate` and `jezero run` — the default summariser
    (extractive), exactly as a new user would;
 3. puts every question of bench/recall/questions-*.jsonl to it twice (the keywords an agent
-   would type, and the natural question), in several configurations: records-only (SPEC §7),
-   the fused default (SPEC §7a), and the alternatives the defaults were chosen against;
+   would type, and the natural question), in several configurations: records-only
+   (docs/design.md "The record ranking"), the fused default ("How search ranks"), and the
+   alternatives the defaults were chosen against;
 4. does the same on a copy grown more than tenfold with synthetic items that have synthetic
    originals (bench/search.py's generator), and on a copy whose records for the sessions of
    bench/recall/records.jsonl were replaced by those hand-written, model-quality records
@@ -148,7 +149,7 @@ def repositories():
 
 
 def project_slug(repo):
-    """The project a session of `repo` would carry (SPEC §6: the repository's name)."""
+    """The project a session of `repo` would carry (docs/design.md "Project tags": the repository's name)."""
     return re.sub(r"[^a-z0-9._-]+", "-", repo.rsplit("/", 1)[-1].lower()).strip("-._") or "unknown"
 
 
@@ -183,7 +184,7 @@ def build(found):
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, target)
         by_source[source] = name
-        # The project a real connector would find from the session's git repository (SPEC §6).
+        # The project a real connector would find from the session's git repository (docs/design.md "Project tags").
         connectors.append(f'[[connectors]]\nname = "{source}"\ntype = "{kind}"\npath = "{folder}"\n'
                           f'settle_minutes = 0\nproject = "{project_slug(repo_of[name])}"\n')
     (data / "jezero.toml").write_text("\n".join(connectors), encoding="utf-8")
@@ -290,14 +291,14 @@ def configurations(experiments):
         "fused, trigram record list (before issue 15)": ("fuse", {"record_weight": 1.0, "original_weight": 2.0,
                                                                   "trigram": True}),
         "original only": ("fuse", {"record_weight": 0.0, "original_weight": 1.0}),
-        # Issue 16: the best 50 re-ranked by meaning (library.meaning), off and at other weights.
+        # The best 50 re-ranked by meaning (library.meaning), off and at other weights.
         "lexical fused (meaning_weight 0)": ("search", {}, {"meaning_weight": 0.0}),
         "lexical + meaning, weight 0.5": ("search", {}, {"meaning_weight": 0.5}),
         "lexical + meaning, weight 2.0": ("search", {}, {"meaning_weight": 2.0}),
         "lexical + meaning, queries in any script": ("search", {}, {"meaning__OTHER_SCRIPT_SHARE": 1.0}),
         "lexical + meaning, best 20 re-ranked": ("search", {}, {"meaning__RERANK_DEPTH": 20}),
         "lexical + meaning, best 100 re-ranked": ("search", {}, {"meaning__RERANK_DEPTH": 100}),
-        # Issue 27: the best 10 re-ranked by closeness (ranking.closer), off and at other settings.
+        # The best 10 re-ranked by closeness (ranking.closer), off and at other settings.
         "without closeness (proximity_weight 0)": ("search", {}, {"proximity_weight": 0.0}),
         "closeness, weight 0.5": ("search", {}, {"proximity_weight": 0.5}),
         "closeness, weight 2.0": ("search", {}, {"proximity_weight": 2.0}),
@@ -314,8 +315,8 @@ def configurations(experiments):
 
 def relevances(query, trigram=False):
     """(record, original): each index's ranking.Relevance of every matching item, as the
-    default search computes them; with `trigram`, the record's from SPEC §7's trigram index
-    and query (as before issue 15)."""
+    default search computes them; with `trigram`, the record's from the trigram index and
+    query (docs/design.md "The record ranking"), as before issue 15."""
     import numpy as np
     from django.db import connection
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python
 """Search latency benchmark: the default `search()` beside its exhaustive reference, records-only
-(SPEC §7) and raw FTS5, unfiltered, with each filter and as a client limited to one source.
+(docs/design.md "The record ranking") and raw FTS5, unfiltered, with each filter and as a client limited to one source.
 
 A benchmark script, not a test. For each library size it uses the data folder
 bench/work/serve-<size>/ (git-ignored; shared with bench/serve.py), built once by `build`:
@@ -12,7 +12,7 @@ process) it measures, interleaved, per-query latency (p50 / p95 / max, wall cloc
 CPU time) of:
 
 * the floors: raw FTS5 over each index (`bm25` of every matching row, the best 200);
-* `search(records_only=True)` (SPEC §7);
+* `search(records_only=True)` (docs/design.md "The record ranking");
 * the default `search()`: unfiltered, with `source=`, `project=`, `since=`, and as a client
   whose token allows one source; and without meaning (`meaning_weight` 0);
 * the reference, `search(exhaustive=True)` (FTS5 scores every matching item of each index,
@@ -686,7 +686,7 @@ def mb(n):
 LABELS = {
     "record_floor": "record floor (raw FTS5, trigram record index)",
     "original_floor": "original floor (raw FTS5)",
-    "records_only": "`search(records_only=True)` (SPEC §7)",
+    "records_only": "`search(records_only=True)` (the record ranking)",
     "fused": "**`search()`, unfiltered**",
     "fused_source": "`search(source=)`",
     "fused_project": "`search(project=)`",

@@ -8,7 +8,7 @@ Code copies the plugin folder on install; the Codex programs in `plugins/codex/`
 from here by a path relative to themselves (or from their own folder, if the files were
 copied together). There is one copy of it in the repository.
 
-Rules (SPEC §13): nothing here may block or break an agent. Public functions either return
+Rules (docs/design.md "Agent hooks"): nothing here may block or break an agent. Public functions either return
 quietly (None, "") or raise `JezeroError`, which callers turn into "print nothing, exit 0".
 The token is only ever put in the Authorization header; transcript and prompt text are never
 logged. Run as `python3 jezero_client.py upload '<job json>'` it is the detached uploader.
@@ -372,7 +372,7 @@ def run_hook(event: str | None, stdin, handlers: dict, started: float) -> str:
         if event not in CONTEXT_EVENTS or not isinstance(context, str) or not context:
             return ""
         return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}})
-    except Exception as error:  # noqa: BLE001 — SPEC §13: a hook never breaks the agent
+    except Exception as error:  # noqa: BLE001 — docs/design.md "Agent hooks": a hook never breaks the agent
         log("hook %s failed: %s" % (event, error if isinstance(error, JezeroError) else type(error).__name__))
         return ""
 

@@ -5,7 +5,8 @@
 - `/mcp` goes to MCP after the bearer check (the header read by `clients.bearer`, as on the
   JSON API; 401 without a valid token, 403 without the read scope, 429 over the rate limit);
   the caller rides in the scope for the tools;
-- everything else goes to Django.
+- everything else goes to Django's own ASGI handler, its synchronous work on a kept thread
+  (`django_app`).
 
 Before either reads a byte of a request's body, the router checks what the request line and
 headers say (`_gate`): a path and query over 4,094 bytes is a 414; an upload or an MCP call
@@ -26,15 +27,11 @@ import jezero_site  # noqa: F401  (puts the bundled SQLite in place first)
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "jezero_site.settings")
 
 import threading  # noqa: E402
+import warnings  # noqa: E402
 from concurrent.futures import ThreadPoolExecutor  # noqa: E402
 
-import django  # noqa: E402
 from asgiref.sync import ThreadSensitiveContext, sync_to_async  # noqa: E402
-from django.core import signals  # noqa: E402
-from django.core.exceptions import RequestAborted  # noqa: E402
-from django.core.handlers import base  # noqa: E402
-from django.core.handlers.asgi import ASGIHandler, get_script_prefix  # noqa: E402
-from django.urls import set_script_prefix  # noqa: E402
+from django.core.asgi import get_asgi_application  # noqa: E402
 
 
 class RequestThreads:
@@ -63,75 +60,35 @@ class RequestThreads:
         executor.shutdown(wait=False)
 
 
-class DjangoApp(ASGIHandler):
-    """Django's ASGI handler with the request's synchronous part in one step on a thread of
-    `RequestThreads` (docs/design.md "Serving", bench/RESULTS-serve.md). Django's own handler, with these
-    synchronous views and middleware, moves between the event loop and a thread five times
-    a request (the request_started signal, the middleware above and below the one that can
-    run async, the view, closing the response), each a wake-up of both; here the request is
-    read on the loop, then the signal, the middleware chain, the view and, unless the
-    response streams, its closing run in one call on the thread, as under WSGI, and the
-    response is sent from the loop. A streaming response (a static file) is read on the
-    thread a block at a time, and closed there once sent."""
+# Django's own ASGI handler, nothing of it overridden (`get_asgi_application` also runs
+# django.setup()). A hand-made handler that ran Django's request cycle in one step on the
+# thread saved 1.0-1.6 ms of server CPU an API request, 9 % at 100,000 items with 10 clients and
+# no gain in requests/s, for a copy of Django's internals: dropped (bench/RESULTS-serve.md,
+# "Django's handler or our own").
+django_handler = get_asgi_application()
+request_threads = RequestThreads()
 
-    threads = RequestThreads()
-
-    def __init__(self):
-        base.BaseHandler.__init__(self)
-        self.load_middleware(is_async=False)
-
-    async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":
-            raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
-        executor = self.threads.take()
-        try:
-            async with ThreadSensitiveContext(executor=executor):
-                await self.handle(scope, receive, send)
-        finally:
-            self.threads.give(executor)
-
-    async def handle(self, scope, receive, send):
-        try:
-            body_file = await self.read_body(receive)
-        except RequestAborted:
-            return
-        try:
-            response = await sync_to_async(self.respond, thread_sensitive=True)(scope, body_file)
-            try:
-                await self.send_response(response, send)
-            finally:
-                if response.streaming:   # its file is closed even when sending failed
-                    await sync_to_async(response.close, thread_sensitive=True)()
-        finally:
-            body_file.close()
-
-    def respond(self, scope, body_file):
-        """The response to one request, on the request's thread: WSGIHandler.__call__'s steps
-        for an ASGI request; a response that does not stream is closed here (the
-        request_finished signal), its content already in hand."""
-        set_script_prefix(get_script_prefix(scope))
-        signals.request_started.send(sender=self.__class__, scope=scope)
-        request, response = self.create_request(scope, body_file)
-        if request is not None:
-            response = self.get_response(request)
-        response._handler_class = self.__class__
-        if not response.streaming:
-            response.close()
-        elif not response.is_async:   # a static file: read on this thread a block at a time
-            response.streaming_content = _on_this_thread(response.streaming_content)
-        return response
+# WhiteNoise's static files are synchronous iterators: Django's handler reads such a file into
+# a list on the request's thread (the largest, Swagger UI's bundle, is 1.5 MB) and warns each
+# time. That is expected here, so the warning is not repeated into the server's log.
+warnings.filterwarnings("ignore", message="StreamingHttpResponse must consume synchronous iterators")
 
 
-async def _on_this_thread(chunks):
-    """A synchronous iterator's items, each read on the request's thread (Django would read
-    them all into a list first, with a warning)."""
-    read = sync_to_async(next, thread_sensitive=True)
-    while (chunk := await read(chunks, None)) is not None:
-        yield chunk
+async def django_app(scope, receive, send):
+    """Django's ASGI handler with its synchronous work (the request signals, the middleware,
+    the view, closing the response) on a thread of `request_threads`, so the thread's database
+    connection serves request after request. Relies on two things: asgiref's
+    ThreadSensitiveContext taking an executor (documented in asgiref's README), and Django's
+    handler opening its own context without one, which then defers to this outer one. If
+    either changes, requests still work but each opens a connection again, and
+    tests/integration/test_asgi_router.py fails."""
+    executor = request_threads.take()
+    try:
+        async with ThreadSensitiveContext(executor=executor):
+            await django_handler(scope, receive, send)
+    finally:
+        request_threads.give(executor)
 
-
-django.setup(set_prefix=False)
-django_app = DjangoApp()
 
 from django.conf import settings  # noqa: E402
 

@@ -5,7 +5,6 @@ read by the same function there as on the JSON API and its document."""
 import asyncio
 import json
 import threading
-import warnings
 
 import httpx2 as httpx
 import pytest
@@ -96,7 +95,8 @@ def test_a_token_is_read_the_same_way_by_the_api_and_mcp_and_the_document_answer
 
 def test_api_requests_reuse_their_database_connections():
     """Each request's synchronous code runs on a kept thread, which keeps its SQLite
-    connection (docs/design.md "Serving"): a request does not open a connection of its own."""
+    connection (docs/design.md "Serving"): a request does not open a connection of its own. Also the guard of
+    what the router relies on: Django's handler deferring to the router's thread context."""
     from django.db.backends.signals import connection_created
 
     from jezero_site.asgi import application
@@ -128,110 +128,6 @@ def test_api_requests_reuse_their_database_connections():
     # One per thread the widest wave needed (3), not one per request (29).
     assert len([name for name in opened if name.startswith("jezero-request")]) <= 3
     assert len([name for name in opened if not name.startswith("jezero-request")]) == 0
-
-
-# --- the request's synchronous part in one step ---------------------------------------------
-
-REQUESTS = [("GET", "/login/", {}), ("GET", "/", {}), ("POST", "/login/", {"data": {"username": "x", "password": "y"}}),
-            ("GET", "/api/v1/search", {"params": {"q": "stripe"}, "token": True}),
-            ("GET", "/api/v1/nowhere", {"token": True}), ("GET", "/static/jezero.css", {}),
-            ("HEAD", "/static/jezero.css", {})]
-
-
-def _answers(app, secret, hops):
-    """What a browser and an agent see of a page, a redirect, a refused form post, a JSON
-    search, a JSON 404 and a static file (a streaming response) through `app`, and how many
-    times each request moved to a thread (`hops` counts them)."""
-    async def go():
-        transport = httpx.ASGITransport(app=app)
-        out = []
-        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
-            for method, path, options in REQUESTS:
-                options = dict(options)
-                headers = {"Authorization": f"Bearer {secret}"} if options.pop("token", False) else {}
-                hops.clear()
-                answer = await client.request(method, path, headers=headers, **options)
-                out.append((answer, len(hops)))
-        return out
-
-    return [((a.status_code, a.headers.get("content-type"), a.headers.get("location"),
-              a.headers.get("content-security-policy"), a.headers.get("content-length"),
-              len(a.content) if b"csrfmiddlewaretoken" in a.content else a.content), moved)
-            for a, moved in asyncio.run(go())]
-
-
-def test_the_django_app_answers_as_djangos_handler_in_one_step_on_its_thread(settings, monkeypatch):
-    """The router's Django app (one step on a kept thread: signal, middleware, view, closing)
-    answers every kind of request exactly as Django's own ASGI handler does, and moves a
-    request to its thread once where Django's moves it five or six times (docs/design.md "Serving": about 1.3 ms of
-    server CPU a search at 100,000 items, bench/RESULTS-serve.md)."""
-    from asgiref import sync
-    from django.core.handlers.asgi import ASGIHandler
-
-    from jezero_site.asgi import DjangoApp
-
-    settings.WHITENOISE_USE_FINDERS = True      # the static file without collectstatic
-    settings.WHITENOISE_AUTOREFRESH = True
-    secret = clients.create("reader", sources="*", scopes="read")[1]
-    hops = []
-    original = sync.SyncToAsync.__call__
-
-    async def counted(self, *args, **kwargs):
-        hops.append(self.func)
-        return await original(self, *args, **kwargs)
-
-    monkeypatch.setattr(sync.SyncToAsync, "__call__", counted)
-    ours = _answers(DjangoApp(), secret, hops)
-    with warnings.catch_warnings():   # Django's handler reads a static file into a list, and warns
-        warnings.simplefilter("ignore")
-        djangos = _answers(ASGIHandler(), secret, hops)
-    assert [answer[0] for answer, _ in ours] == [200, 302, 403, 200, 404, 200, 200]
-    assert [answer for answer, _ in ours] == [answer for answer, _ in djangos]
-    assert "default-src" in ours[0][0][3]                 # the CSP header, from our middleware
-    assert b"{" in ours[5][0][5] and ours[6][0][5] == b""  # the style sheet; HEAD has no body
-    # A request that does not stream moves once, against five; a static file also reads its
-    # blocks and closes on its thread.
-    assert [moved for _, moved in ours[:5]] == [1] * 5
-    assert all(moved >= 5 for _, moved in djangos[:5])
-    assert all(moved <= 5 for _, moved in ours[5:])
-
-
-def test_a_static_file_is_closed_when_the_client_goes_away_mid_answer(settings):
-    """A client that disconnects while a static file is sent: the error reaches the server
-    (which logs it), and the file is still closed and the request finished."""
-    from django.core.signals import request_finished
-
-    from jezero_site.asgi import DjangoApp
-
-    settings.WHITENOISE_USE_FINDERS = True
-    settings.WHITENOISE_AUTOREFRESH = True
-    finished = []
-
-    def record(sender, **kwargs):
-        finished.append(sender)
-
-    async def go():
-        scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET",
-                 "scheme": "http", "path": "/static/jezero.css", "raw_path": b"/static/jezero.css",
-                 "query_string": b"", "root_path": "", "headers": [(b"host", b"localhost")],
-                 "client": ("127.0.0.1", 5000), "server": ("localhost", 80)}
-
-        async def receive():
-            return {"type": "http.request", "body": b"", "more_body": False}
-
-        async def send(message):
-            if message["type"] == "http.response.body":
-                raise OSError("the client went away")
-
-        await DjangoApp()(scope, receive, send)
-
-    request_finished.connect(record)
-    try:
-        with pytest.raises(OSError, match="went away"):
-            asyncio.run(go())
-    finally:
-        request_finished.disconnect(record)
-    assert finished == [DjangoApp]
 
 
 # --- callers kept between MCP calls ------------------------------------------------------------

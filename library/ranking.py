@@ -25,7 +25,7 @@ or from the postings of common terms and the item catalog (the default).
 4. **Meaning** re-ranks the best RERANK_DEPTH (`rerank`), as before.
 5. **Closeness** re-ranks the best CLOSE_DEPTH (`closer`): each gains `search.proximity_weight`
    times the share of the query's terms that the densest snippet-wide window of what was said
-   holds (`snippets.closeness`, the window the snippet shows), times its recency factor.
+   holds (`snippets.window`, the window the snippet shows), times its recency factor.
 """
 
 import math
@@ -268,12 +268,14 @@ class Ranked:
 @dataclass(frozen=True)
 class Ranking:
     """A search's ranked items, best first, as deep as asked; what each index looked up;
-    the original texts read to rank them ({id: text}: the snippets need them too)."""
+    the original texts read to rank them and where the query's terms occur in them ({id:
+    text}, {id: snippets.Window}: the snippets of those items need them too)."""
 
     rows: list
     record: Asked | None
     original: Asked | None
     originals: dict = field(default_factory=dict)
+    windows: dict = field(default_factory=dict)
 
     @property
     def newest(self):
@@ -380,16 +382,20 @@ def judged(ranked, depth):
 
 # --- 5. closeness -------------------------------------------------------------------------------------
 
-def closer(ranked, originals, words, *, weight, depth):
+def closer(ranked, windows, words, *, weight, depth):
     """Ranked rows with the first `depth` that the words ranked re-ranked by closeness: each
     gains `weight` times the share of `words` (the query's terms, at least two) that the
-    densest window of its original text holds (`snippets.closeness`), times its recency
-    factor. As in `rerank`, the rows below stay below. Pure."""
+    densest window of its original text holds (`windows`: {id: snippets.Window}; a row
+    without one gains nothing), times its recency factor. As in `rerank`, the rows below
+    stay below. Pure."""
     head = judged(ranked, depth)
     if not weight or len(words) < 2 or len(head) < 2:
         return ranked
-    gained = [Ranked(row.id, row.score + weight * snippets.closeness(originals.get(row.id) or "", words) / len(words)
-                     * row.factor, row.date, row.matched_in, row.factor) for row in head]
+    gained = []
+    for row in head:
+        held = windows[row.id].count if row.id in windows else 0
+        gained.append(Ranked(row.id, row.score + weight * held / len(words) * row.factor, row.date, row.matched_in,
+                             row.factor))
     gained.sort(key=lambda row: (row.score, row.date, row.id), reverse=True)
     return gained + ranked[len(head):]
 
@@ -463,9 +469,10 @@ def rank(query, filters, *, depth, now=None, exhaustive=False):
         if len(head) > 1 and meaning.applies(query):   # one row has nothing to be re-ranked against
             ranked = rerank(ranked, meaning.similarities(query, [row.id for row in head]), weight=weight,
                             depth=meaning.RERANK_DEPTH)
-        words = list(dict.fromkeys(terms.original_terms(query)))
-        originals = {}
+        words = terms.original_terms(query)
+        originals, windows = {}, {}
         if close and len(words) > 1:
             originals = originals_of([row.id for row in judged(ranked, CLOSE_DEPTH)])
-            ranked = closer(ranked, originals, words, weight=close, depth=CLOSE_DEPTH)
-    return Ranking(ranked[:depth], record, original, originals)
+            windows = {item_id: snippets.window(text or "", words) for item_id, text in originals.items()}
+            ranked = closer(ranked, windows, words, weight=close, depth=CLOSE_DEPTH)
+    return Ranking(ranked[:depth], record, original, originals, windows)

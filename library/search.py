@@ -250,7 +250,7 @@ def search(query, *, allowed_sources, project=None, source=None, since=None, lim
     hits = [replace(_hit(by_id[row.id], row.score), matched_in=row.matched_in) for row in page if row.id in by_id]
     return SearchResult(query=query, match=fused.record.shown if fused.record else None,
                         original_match=fused.original.shown if fused.original else None, newest=fused.newest,
-                        hits=_explained(hits, query, record_expression, fused.originals),
+                        hits=_explained(hits, query, record_expression, fused),
                         waiting=None if hits or offset else waiting(allowed_sources))
 
 
@@ -270,17 +270,19 @@ def _rows_by_id(ids):
         return {row[0]: row for row in cursor.fetchall()}
 
 
-def _explained(hits, query, record_expression, read=None):
+def _explained(hits, query, record_expression, ranked=None):
     """The hits with their snippets: an excerpt of the original where the original index
     found them, else the record's fragment (the record index's, for `record_expression`).
-    `read`: original texts already read ({id: text})."""
+    `ranked`: the Ranking, whose original texts and windows of the query's terms are not read
+    or scanned again."""
     if not hits:
         return hits
     with_original = [hit.id for hit in hits if ranking.ORIGINAL_TEXT in hit.matched_in]
-    read = read or {}
+    read, windows = (ranked.originals, ranked.windows) if ranked is not None else ({}, {})
     originals = {**ranking.originals_of([i for i in with_original if i not in read]), **read}
     words = terms.original_terms(query)
-    excerpts = {item_id: snippets.excerpt(originals.get(item_id, ""), words) for item_id in with_original}
+    excerpts = {item_id: snippets.excerpt(originals.get(item_id) or "", words, at=windows.get(item_id))
+                for item_id in with_original}
     wanting = [hit.id for hit in hits if not excerpts.get(hit.id) and ranking.RECORD in hit.matched_in]
     record_snippets = _record_snippets(record_expression, wanting) if wanting else {}
     return [replace(hit, snippet=excerpts.get(hit.id) or record_snippets.get(hit.id, "")) for hit in hits]

@@ -10,6 +10,7 @@ functions: no database.
 """
 
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 
 from library.tokens import CJK_RE
@@ -86,9 +87,27 @@ def _found(text, terms):
     return _occurrences(low, compiled)
 
 
-def _densest(found, width):
-    """(how many distinct terms, (first, last) occurrence) of the window of `width`
-    characters holding the most distinct terms (the earliest on a tie); found is not empty."""
+@dataclass(frozen=True)
+class Window:
+    """Where a query's terms occur in a text (`found`: [(start, end, term number)] in text
+    order) and its densest window of `width` characters: how many distinct terms it holds
+    (`count`, 0 when none occurs) and its first and last occurrence (`best`). The ranking's
+    last stage orders the best results by `count` (`ranking.closer`) and the snippet shows
+    the window (`excerpt`): one scan of the text serves both."""
+
+    found: list
+    count: int
+    best: tuple
+    width: int
+
+
+def window(text, terms, width=None):
+    """The Window of `terms` in `text`."""
+    width = width or WIDTH
+    found = _found(text, terms)
+    if not found:
+        return Window(found, 0, (0, 0), width)
+    # The window of `width` characters holding the most distinct terms (the earliest on a tie).
     best, best_count, left = (0, 0), 0, 0
     counts = {}
     for right, (_start, end, number) in enumerate(found):
@@ -101,24 +120,17 @@ def _densest(found, width):
             left += 1
         if len(counts) > best_count:
             best_count, best = len(counts), (left, right)
-    return best_count, best
+    return Window(found, best_count, best, width)
 
 
-def closeness(text, terms, width=None):
-    """How many distinct `terms` the densest window of `width` characters of `text` holds —
-    the window `excerpt` shows (0 when none occurs). The ranking's last stage
-    (`ranking.closer`) orders the best results by it."""
-    found = _found(text, terms)
-    return _densest(found, width or WIDTH)[0] if found else 0
-
-
-def excerpt(text, terms, width=WIDTH):
+def excerpt(text, terms, width=WIDTH, *, at=None):
     """The excerpt of `text` (one line, at most about `width` characters plus '…' at a cut)
-    around the densest group of `terms`, with each occurrence marked; "" when none occurs."""
-    found = _found(text, terms)
-    if not found:
+    around the densest group of `terms`, with each occurrence marked; "" when none occurs.
+    `at`: the Window of these terms in this text, when the ranking already found it."""
+    at = at if at is not None and at.width == width else window(text, terms, width)
+    if not at.count:
         return ""
-    _count, best = _densest(found, width)
+    found, best = at.found, at.best
     first, last = found[best[0]], found[best[1]]
     pad = max(width - (last[1] - first[0]), 0) // 2
     start = max(first[0] - pad, 0)

@@ -64,18 +64,29 @@ def test_a_one_word_query_and_records_only_keep_their_order(jezero_config):
 
 def test_closeness_counts_the_distinct_words_of_the_densest_window():
     text = "alpha " + "x " * 200 + "beta gamma alpha " + "y " * 200 + "delta"
-    assert snippets.closeness(text, ["alpha", "beta", "gamma", "delta"]) == 3
-    assert snippets.closeness(text, ["alpha", "delta"]) == 1
-    assert snippets.closeness(text, ["alpha", "delta"], width=len(text)) == 2
-    assert snippets.closeness(text, ["omega"]) == 0 and snippets.closeness("", ["alpha"]) == 0
-    assert snippets.closeness("重连退避", ["重连", "退避"]) == 2      # CJK phrases, as search reads them
+    assert snippets.window(text, ["alpha", "beta", "gamma", "delta"]).count == 3
+    assert snippets.window(text, ["alpha", "delta"]).count == 1
+    assert snippets.window(text, ["alpha", "delta"], width=len(text)).count == 2
+    assert snippets.window(text, ["omega"]).count == 0 and snippets.window("", ["alpha"]).count == 0
+    assert snippets.window("重连退避", ["重连", "退避"]).count == 2      # CJK phrases, as search reads them
+
+
+def test_the_excerpt_of_a_window_found_by_the_ranking_is_the_excerpt_found_anew():
+    text = ("user: " + FILLER * 5 + "the websocket reconnects with backoff now. " + FILLER * 5 + "websocket again")
+    words = ["websocket", "backoff"]
+    at = snippets.window(text, words)
+    assert snippets.excerpt(text, words, at=at) == snippets.excerpt(text, words)
+    assert f"{SNIPPET_START}backoff{SNIPPET_END}" in snippets.excerpt(text, words, at=at)
+    assert snippets.excerpt(text, words, width=500, at=at) == snippets.excerpt(text, words, width=500)
 
 
 def test_closer_moves_only_the_first_rows_the_words_ranked():
     rows = [Ranked(1, 3.0, 10, ("original",), 1.0), Ranked(2, 2.9, 10, ("original",), 1.0),
             Ranked(3, 2.0, 10, ("original",), 0.8), Ranked(4, 0.0, 9, ("original",), 1.0)]
+    words = ["one", "two", "three"]
     originals = {1: "one two", 2: "one three two", 3: "one two three", 4: "one two three"}
-    moved = ranking.closer(rows, originals, ["one", "two", "three"], weight=1.0, depth=2)
+    originals = {item_id: snippets.window(text, words) for item_id, text in originals.items()}
+    moved = ranking.closer(rows, originals, words, weight=1.0, depth=2)
     assert [row.id for row in moved] == [2, 1, 3, 4]
     assert moved[0].score == pytest.approx(2.9 + 1.0) and moved[1].score == pytest.approx(3.0 + 2 / 3)
     assert moved[2:] == rows[2:]                              # below the depth: as they were

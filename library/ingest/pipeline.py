@@ -382,11 +382,15 @@ class Run:
             for plan in prepared.planned:
                 summary = results.get(plan.key)
                 seg = plan.segment
-                if summary is None:     # the text is unchanged: no new record, but a legacy key or a
-                    changes = {}        # better time (a reader that learned to date it) is taken
+                # The text is unchanged: no new record, but a legacy key is renamed and an earlier
+                # time taken (a reader that learned to date its source). Never a later one: the text
+                # existed at the stored time, and a source without times of its own dates a block
+                # by its file, which every edit of another part of the file makes newer.
+                if summary is None:
+                    changes = {}
                     if plan.existing is not None and plan.existing.key != plan.key:
                         changes["key"] = plan.key
-                    if plan.existing is not None and plan.existing.occurred_at != (seg.occurred_at or unit.modified):
+                    if plan.existing is not None and (seg.occurred_at or unit.modified) < plan.existing.occurred_at:
                         changes["occurred_at"] = seg.occurred_at or unit.modified
                     if changes:
                         Item.objects.filter(pk=plan.existing.pk).update(**changes)

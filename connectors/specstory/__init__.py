@@ -184,7 +184,7 @@ class _Turn:
         self.model = None
         meta = (match.group("meta") or "").strip()
         found = _TIME_AT_END.search(meta)
-        self.time = parse_time(found.group("time").replace(" ", "T", 1)) if found else None
+        self.time = _time_or_none(found.group("time")) if found else None
         if self.time is None:
             self.time = last_time
         if match.group("who") != "User":

@@ -343,25 +343,40 @@ def library_folder(size):
     return WORK_DIR / f"serve-{size}"
 
 
-def marker_ok(data, size):
-    """What the folder's marker says it holds, when it holds this generator's library of
-    `size` items; None otherwise."""
+BUILDING = "serve-bench-building.json"   # a build under way (or stopped): what it is making
+
+
+def _wanted(size):
+    return {"size": size, "seed": SEED, "python": sys.version.split()[0], "originals": ORIGINAL_SEED}
+
+
+def marker_ok(data, size, name=MARKER):
+    """What the folder's marker (`name`) says it holds, when it holds (or, for BUILDING, is
+    making) this generator's library of `size` items; None otherwise."""
     try:
-        marker = harness.read_json(data / MARKER)
+        marker = harness.read_json(data / name)
     except (OSError, ValueError):
         return None
-    want = {"size": size, "seed": SEED, "python": sys.version.split()[0], "originals": ORIGINAL_SEED}
-    return marker if all(marker.get(k) == v for k, v in want.items()) else None
+    return marker if all(marker.get(k) == v for k, v in _wanted(size).items()) else None
 
 
 def build(size, data, log):
-    """Fill an empty, migrated library (this process has Django set up) and optimise it."""
+    """Fill a migrated library (this process has Django set up) and optimise it. A build that
+    was stopped (a batch is one transaction, so the library holds whole batches) goes on
+    where it stopped: the generator makes the items it already holds again, to reach the
+    same random state, and stores only the rest."""
     from django.db import transaction
 
     from library import store
     from library.models import Item
 
     t = time.perf_counter()
+    harness.write_json(data / BUILDING, {**_wanted(size), "started_at": harness.stamp()})
+    held = Item.objects.count()
+    if held % BATCH or held > size:
+        raise SystemExit(f"{data} holds {held:,} items, not whole batches of this build: use --rebuild")
+    if held:
+        log(f"going on with a stopped build: {held:,} items are there")
     sentences, identifiers = harvest_sentences()
     rng = random.Random(SEED)
     text = Text(sentences, identifiers, rng)
@@ -371,6 +386,8 @@ def build(size, data, log):
         records = [make_record(text, rng, i) for i in range(start, min(size, start + BATCH))]
         for r in records:
             r["original"] = make_original(text, orng)
+        if start < held:
+            continue
         with transaction.atomic():
             Item.objects.bulk_create([Item(**r) for r in records])
         if (start // BATCH) % 10 == 9:
@@ -381,8 +398,10 @@ def build(size, data, log):
     optimize_s = time.perf_counter() - t
     log(f"built {size:,} items in {build_s:.0f} s, optimize {optimize_s:.1f} s")
     marker = {"size": size, "seed": SEED, "originals": ORIGINAL_SEED, "python": sys.version.split()[0],
-              "build_s": build_s, "optimize_s": optimize_s, "built_at": harness.stamp()}
+              "build_s": build_s, "optimize_s": optimize_s, "built_at": harness.stamp(),
+              **({"went_on_from": held} if held else {})}
     harness.write_json(data / MARKER, marker)
+    (data / BUILDING).unlink(missing_ok=True)
     return marker
 
 
@@ -393,7 +412,7 @@ def open_library(size, rebuild=False, secret="bench-serve", **extra):
     home = Path(tempfile.mkdtemp(prefix="jezero-bench-home-"))
     harness.use_data_dir(data, secret, HOME=str(home), **extra)
     marker = None if rebuild else marker_ok(data, size)
-    if marker is None:
+    if marker is None and (rebuild or not marker_ok(data, size, BUILDING)):
         shutil.rmtree(data, ignore_errors=True)
     log = harness.logger(f"[{size}]")
     harness.jezero("init")   # idempotent: migrations (and the postings of an upgraded library), static files
@@ -401,8 +420,6 @@ def open_library(size, rebuild=False, secret="bench-serve", **extra):
     from library.models import Item
 
     if marker is None:
-        if Item.objects.exists():
-            raise SystemExit(f"{data} holds items but no valid {MARKER}: use --rebuild")
         marker = build(size, data, log)
     items = Item.objects.count()
     if items != size:

@@ -78,8 +78,10 @@ def forget_versions():
 
 def current(cursor):
     """The catalog as of this snapshot (call inside `postings.reading`)."""
-    cursor.execute(f"SELECT coalesce(max(seq), 0), min(seq), (SELECT seq FROM sqlite_sequence WHERE name = %s) "
-                   f"FROM {CHANGES}", [CHANGES])
+    # Each bound in its own sub-select: SQLite finds a lone max() or min() of the key at one
+    # end of its b-tree, but both in one SELECT make it scan every change (100,000 are kept).
+    cursor.execute(f"SELECT coalesce((SELECT max(seq) FROM {CHANGES}), 0), (SELECT min(seq) FROM {CHANGES}), "
+                   f"(SELECT seq FROM sqlite_sequence WHERE name = %s)", [CHANGES])
     top, oldest, counter = cursor.fetchone()
     top = max(top, counter or 0)   # every change may have been pruned: the counter remains
     pruned = (oldest - 1) if oldest is not None else top   # changes up to here are gone

@@ -79,7 +79,7 @@ def free_port():
 
 
 class Server:
-    def __init__(self, data, workers):
+    def __init__(self, data, workers, code=None):
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.log_path = data / "serve.log"
@@ -88,8 +88,11 @@ class Server:
         argv += ["--workers", str(workers)] if workers else []   # none: the product's default
         self.command = " ".join(["jezero", *argv[1:]])
         # `jezero serve` execs gunicorn: this pid becomes the gunicorn master.
+        # `code`: another checkout's library and site (a before/after comparison): gunicorn runs
+        # with `-m`, which puts its working folder first on sys.path, before PYTHONPATH.
+        env = os.environ.copy() if code is None else {**os.environ, "PYTHONPATH": str(code)}
         self.proc = subprocess.Popen(argv, stdout=self.log_file, stderr=subprocess.STDOUT,
-                                     env=os.environ.copy(), start_new_session=True)
+                                     env=env, cwd=code, start_new_session=True)
 
     def wait_healthy(self, timeout=90):
         deadline = time.monotonic() + timeout

@@ -21,6 +21,10 @@ the same result ids as in-process `search()`.
 
     .venv/bin/python bench/serve_ab.py --size 10000 --trials 5 \\
         --variant custom --variant django:JEZERO_BENCH_HANDLER=django
+    .venv/bin/python bench/serve_ab.py --size 100000 --variant before:CODE=/path/to/a/worktree --variant after
+
+A variant's `CODE=<folder>` serves that checkout's code (a `git worktree` at another commit)
+from the same library, with this checkout's `jezero` command and packages.
 """
 
 import argparse
@@ -48,10 +52,12 @@ def parse_variant(text):
 
 
 def start(data, workers, env):
+    env = dict(env)
+    code = env.pop("CODE", None)   # another checkout's code (its folder), served from this library
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
-        server = S.Server(data, workers)
+        server = S.Server(data, workers, code=code)
     finally:
         for k, v in saved.items():
             if v is None:

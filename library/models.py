@@ -79,7 +79,9 @@ class Item(models.Model):
     class Meta:
         db_table = "items"
         indexes = [
-            models.Index(fields=["source", "occurred_at"], name="items_source_time"),
+            # With trust and project: the lists of sources and projects a caller may read (counts,
+            # newest, trust) read only an index, also for a caller limited to some sources.
+            models.Index(fields=["source", "occurred_at", "trust", "project"], name="items_by_source"),
             models.Index(fields=["project", "occurred_at"], name="items_project_time"),
             models.Index(fields=["occurred_at"], name="items_time"),
             # Covering index for search: filters and recency read it instead of the wide rows.

@@ -74,10 +74,9 @@ _FUNCTION_WORDS = {
     "it": "che il gli della sono non questo voglio fare anche per con una mi di lo nel",
 }
 _FUNCTION = {lang: frozenset(words.split()) for lang, words in _FUNCTION_WORDS.items()}
-_LANGUAGES_OF = {}   # function word: the languages it is one of (one lookup a word, not one a language)
-for _lang, _words in _FUNCTION.items():
-    for _word in _words:
-        _LANGUAGES_OF.setdefault(_word, []).append(_lang)
+# function word: the languages it is one of (one lookup a word, not one a language)
+_LANGUAGES_OF = {word: tuple(lang for lang, words in _FUNCTION.items() if word in words)
+                 for word in set().union(*_FUNCTION.values())}
 _LOWER_WORD_RE = re.compile(r"[^\W\d_]+")
 LANGUAGE_WORDS = 20   # a text is in a language when it holds this many of its function words …
 LANGUAGE_CHARS = 50_000   # … in its first this many characters

@@ -51,7 +51,7 @@ logger = logging.getLogger(__name__)
 
 AGENT = "hermes"
 DB_NAME = "state.db"
-_JSON_PREFIXES = ("\x00json:", "\x01json:")   # formats.md's \0; some builds write \1 (same JSON after it)
+_JSON_PREFIXES = ("\x00json:", "\x01json:")   # docs/agent-formats.md's \0; some builds write \1 (same JSON after it)
 _TEXT_PARTS = frozenset({"text", "input_text", "output_text"})
 _DROPPED_ROLES = frozenset({"tool", "session_meta", "system"})
 # Agent-written rows (markers, notifications, delivered results): never the person's words.

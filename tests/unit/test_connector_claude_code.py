@@ -1,4 +1,4 @@
-"""The claude_code connector (docs/design.md "Connectors", formats.md): units, what reaches the summariser,
+"""The claude_code connector (docs/design.md "Connectors", docs/agent-formats.md): units, what reaches the summariser,
 hints, branches and robustness. Real transcripts are read from tests/fixtures/real;
 small hand-made ones under tests/fixtures/claude_code mark every dropped text with NOISE."""
 
@@ -178,7 +178,7 @@ def test_discovery_of_a_missing_folder_finds_nothing(tmp_path):
 # -- what reaches the summariser
 
 def test_only_dialogue_and_tool_lines_reach_the_summariser():
-    """Every rule of formats.md at once: the hand-made session marks all dropped text NOISE."""
+    """Every rule of docs/agent-formats.md at once: the hand-made session marks all dropped text NOISE."""
     _unit, reading = read_own()[MAIN]
     assert texts(reading) == [
         ("user", "Add a discount field to the cart total."),

@@ -1,4 +1,4 @@
-"""The codex connector (docs/design.md "Connectors", formats.md): rollout units, what reaches the summariser,
+"""The codex connector (docs/design.md "Connectors", docs/agent-formats.md): rollout units, what reaches the summariser,
 hints, rollbacks, the old format and robustness. The real rollout is read in place from
 tests/fixtures/real; hand-made ones under tests/fixtures/codex mark dropped text with NOISE."""
 

@@ -1,4 +1,4 @@
-"""The gemini_cli connector (docs/design.md "Connectors", formats.md): session units, the replayed JSONL log
+"""The gemini_cli connector (docs/design.md "Connectors", docs/agent-formats.md): session units, the replayed JSONL log
 (`$set`, `$rewindTo`, rewritten messages), legacy whole-file sessions, what reaches the
 summariser, hints and robustness. Hand-made sessions under tests/fixtures/gemini_cli are laid
 out like `~/.gemini/tmp` and mark every dropped text with NOISE."""

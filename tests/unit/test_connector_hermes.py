@@ -1,4 +1,4 @@
-"""The hermes connector (docs/design.md "Connectors", formats.md): a live Hermes `state.db` read without ever
+"""The hermes connector (docs/design.md "Connectors", docs/agent-formats.md): a live Hermes `state.db` read without ever
 writing or blocking it; sessions as units, compression chains sharing their root's ref, what
 reaches the summariser, robustness. The databases are built with Hermes' own schema by
 tests/fakes/hermes_db.py."""

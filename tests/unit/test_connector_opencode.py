@@ -1,4 +1,4 @@
-"""The opencode connector (docs/design.md "Connectors", formats.md): OpenCode's `opencode.db` read without writing
+"""The opencode connector (docs/design.md "Connectors", docs/agent-formats.md): OpenCode's `opencode.db` read without writing
 it, sessions as units, subagent sessions sharing their root's ref, what reaches the summariser,
 reverts, and the older JSON tree. The databases are built with OpenCode's schema by
 tests/fakes/opencode_db.py."""

@@ -1,4 +1,4 @@
-"""The pi connector (docs/design.md "Connectors", formats.md): session units, what reaches the summariser, hints,
+"""The pi connector (docs/design.md "Connectors", docs/agent-formats.md): session units, what reaches the summariser, hints,
 the `parentId` tree (branches followed like Claude Code rewinds), compaction, version 1 files
 and robustness. The real session is read from tests/fixtures/real; hand-made ones
 under tests/fixtures/pi are laid out like `~/.pi/agent/sessions` and mark dropped text with NOISE."""

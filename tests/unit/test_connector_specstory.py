@@ -1,4 +1,4 @@
-"""The specstory connector (docs/design.md "Connectors", formats.md): export units, duplicate exports, what
+"""The specstory connector (docs/design.md "Connectors", docs/agent-formats.md): export units, duplicate exports, what
 reaches the summariser in the v2 and old formats, hints, times and robustness. The real
 exports are read from tests/fixtures/real; hand-made ones under
 tests/fixtures/specstory mark every dropped text with NOISE."""

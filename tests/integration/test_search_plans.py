@@ -47,6 +47,7 @@ def library_of_changes():
 @pytest.mark.parametrize("filters", [{}, {"source": "laptop-a"}, {"project": "infra"}, {"since": "2026-01-01"},
                                      {"allowed_sources": ["laptop-b"]}])
 def test_no_search_statement_scans_the_changes(library_of_changes, filters):
+    filters = dict(filters)   # the parameter's dict is shared by every run of this case
     allowed = filters.pop("allowed_sources", ALL_SOURCES)
     seen = plans(lambda: lib.search("gunicorn worker timeout", allowed_sources=allowed, now=NOW, **filters))
     assert any(CHANGES in sql for sql, _plan in seen)       # the catalog did ask

@@ -365,9 +365,10 @@ def build(size, data, log):
     was stopped (a batch is one transaction, so the library holds whole batches) goes on
     where it stopped: the generator makes the items it already holds again, to reach the
     same random state, and stores only the rest."""
-    from django.db import transaction
+    from django.db import connection, transaction
 
-    from library import store
+    from library import postings, store
+    from library.indexes import WORD_INDEXES
     from library.models import Item
 
     t = time.perf_counter()
@@ -377,6 +378,13 @@ def build(size, data, log):
         raise SystemExit(f"{data} holds {held:,} items, not whole batches of this build: use --rebuild")
     if held:
         log(f"going on with a stopped build: {held:,} items are there")
+        # A base of the postings made of the part built so far (an older bench's `init` on
+        # going on optimised it) would have every new item written a second time, into the
+        # fresh table: forget it, as a library that is emptied does; the build's own optimize
+        # makes the base.
+        with transaction.atomic(), connection.cursor() as cursor:
+            for index in WORD_INDEXES:
+                postings.clear(cursor, index)
     sentences, identifiers = harvest_sentences()
     rng = random.Random(SEED)
     text = Text(sentences, identifiers, rng)
@@ -415,8 +423,13 @@ def open_library(size, rebuild=False, secret="bench-serve", **extra):
     if marker is None and (rebuild or not marker_ok(data, size, BUILDING)):
         shutil.rmtree(data, ignore_errors=True)
     log = harness.logger(f"[{size}]")
-    harness.jezero("init")   # idempotent: migrations (and the postings of an upgraded library), static files
-    harness.setup_django()
+    if marker is None and marker_ok(data, size, BUILDING):
+        # A stopped build goes on: only the migrations. `init` would also optimise the part
+        # built so far (its postings are due), work that the build's own optimize redoes.
+        harness.setup_django(migrate=True)
+    else:
+        harness.jezero("init")   # idempotent: migrations (and the postings of an upgraded library), static files
+        harness.setup_django()
     from library.models import Item
 
     if marker is None:

@@ -216,14 +216,49 @@ def _reference(cursor, asked, filters):
                      catalog.dates_of(row[2] for row in rows))
 
 
-def _summed(cursor, asked, counts, catalog_now, filters):
-    """Relevance of one index added up term by term: a term with postings from them, any
-    other from FTS5 (its bm25 alone is its part); then the filters, over the catalog."""
+@dataclass(frozen=True)
+class Parts:
+    """One index's relevance before it is added up: each scored term's part of bm25 for the
+    items holding it (`terms`: [(item ids, parts)], in query order; a term scored by FTS5
+    holds only the items that pass the filters), over the catalog snapshot `catalog_now`.
+    `relevance()` adds them up as bm25 does; `fuse_parts` ranks only the items that can rank."""
+
+    terms: tuple = ()
+    catalog_now: object = None
+    filters: object = None
+    _summed: tuple = field(default=None, repr=False, compare=False)
+
+    def relevance(self):
+        """The Relevance: each item's parts added up in query order (as bm25 adds the terms
+        up), for the items that pass the filters."""
+        if not self.terms:
+            return Relevance()
+        total, touched = self.summed()
+        items = np.flatnonzero(touched)
+        items = items[self.catalog_now.passes(items, self.filters)]
+        return Relevance(items, total[items], self.catalog_now.dates(items))
+
+    def summed(self):
+        """(each item's parts added up in query order, whether it holds a term), by item id
+        over the catalog (computed once)."""
+        if self._summed is None:
+            size = len(self.catalog_now.present)
+            total = np.zeros(size)
+            touched = np.zeros(size, dtype=bool)
+            for items, values in self.terms:
+                total[items] += values
+                touched[items] = True
+            object.__setattr__(self, "_summed", (total, touched))
+        return self._summed
+
+
+def _parts(cursor, asked, counts, catalog_now, filters):
+    """Parts of one index term by term: a term with postings from them, any other from FTS5
+    (its bm25 alone is its part; the filters in the statement)."""
     if asked.expression is None:
-        return Relevance()
+        return Parts()
     size = len(catalog_now.present)
-    total = np.zeros(size)
-    touched = np.zeros(size, dtype=bool)
+    found = []
     for term in asked.scored:
         posted = counts.postings_of(asked.index, term)
         if posted is not None:
@@ -242,12 +277,10 @@ def _summed(cursor, asked, counts, catalog_now, filters):
         if not len(items):
             continue
         inside = items < size   # an item the catalog does not know yet is not in this snapshot
-        items, values = items[inside], values[inside]
-        total[items] += values   # in query order, as bm25 adds the terms up
-        touched[items] = True
-    items = np.flatnonzero(touched)
-    items = items[catalog_now.passes(items, filters)]
-    return Relevance(items, total[items], catalog_now.dates(items))
+        if not inside.all():
+            items, values = items[inside], values[inside]
+        found.append((items, values))
+    return Parts(tuple(found), catalog_now, filters)
 
 
 # --- 3. fusion -----------------------------------------------------------------------------------------
@@ -298,22 +331,30 @@ def fuse(record, original, *, now_us, depth, record_weight, original_weight, rec
     ids = np.flatnonzero(present)
     where = np.zeros(size, dtype=np.int64)
     where[ids] = np.arange(len(ids))
-    total = np.zeros(len(ids))
-    dates = np.zeros(len(ids), dtype=np.int64)
-    names = []
+    shares = []
     for relevance, weight, name in ((record, record_weight, RECORD), (original, original_weight, ORIGINAL_TEXT)):
-        inside = np.zeros(len(ids), dtype=bool)
-        if len(relevance.items):
-            at = where[relevance.items]
-            best = relevance.scores.max()
-            share = (weight * relevance.scores) / best if best > 0 else np.zeros(len(relevance.items))
-            total[at] += share
-            dates[at] = relevance.dates
-            inside[at] = True
-        names.append((name, inside))
+        at = where[relevance.items]
+        best = relevance.scores.max() if len(relevance.items) else 0.0
+        shares.append((name, at, _share(relevance.scores, weight, best), relevance.dates))
+    return _best(ids, shares, now_us=now_us, depth=depth, recency_weight=recency_weight, half_life_days=half_life_days)
+
+
+def _share(scores, weight, best):
+    """An index's part of the fused score: its relevance divided by its best, weighted."""
+    return (weight * scores) / best if best > 0 else np.zeros(len(scores))
+
+
+def _factor(dates, now_us, recency_weight, half_life_days):
+    """The recency factor (1 − w) + w · 0.5^(age / half life) of items of these dates."""
     age = np.maximum(now_us - dates, 0) / _DAY_US
-    factor = (1.0 - recency_weight) + recency_weight * np.power(0.5, age / half_life_days)
-    score = total * factor
+    return (1.0 - recency_weight) + recency_weight * np.power(0.5, age / half_life_days)
+
+
+def _best(ids, shares, *, now_us, depth, recency_weight, half_life_days):
+    """The best `depth` Ranked of the items `ids` (ascending): `shares` [(index role,
+    positions in ids, shares, dates)] summed in that order, times the recency factor; ties
+    newer first, then higher id."""
+    score, dates, factor, names = _scored(ids, shares, now_us, recency_weight, half_life_days)
     chosen = np.arange(len(ids))
     if len(ids) > depth:
         bar = np.partition(score, len(ids) - depth)[len(ids) - depth]
@@ -321,6 +362,104 @@ def fuse(record, original, *, now_us, depth, record_weight, original_weight, rec
     order = chosen[np.lexsort((ids[chosen], dates[chosen], score[chosen]))[::-1]][:depth]
     return [Ranked(int(ids[i]), float(score[i]), int(dates[i]),
                    tuple(name for name, inside in names if inside[i]), float(factor[i])) for i in order]
+
+
+def _scored(ids, shares, now_us, recency_weight, half_life_days):
+    """(fused scores, dates, recency factors, [(index role, whether each matched in it)]) of
+    the items `ids`, as `_best` ranks them."""
+    total = np.zeros(len(ids))
+    dates = np.zeros(len(ids), dtype=np.int64)
+    names = []
+    for name, at, share, when in shares:
+        inside = np.zeros(len(ids), dtype=bool)
+        total[at] += share
+        dates[at] = when
+        inside[at] = True
+        names.append((name, inside))
+    factor = _factor(dates, now_us, recency_weight, half_life_days)
+    return total * factor, dates, factor, names
+
+
+_SLACK = 1e-9   # the bounds are sums of floats in another order than the scores: a margin
+
+
+def fuse_parts(record, original, **options):
+    """`fuse` of two indexes' Parts, the same Ranked: ranking only the items whose bound can
+    reach the answer (`_bounded`) or, when that cannot be shown, every item."""
+    ranked = _bounded(record, original, **options)
+    return ranked if ranked is not None else fuse(record.relevance(), original.relevance(), **options)
+
+
+def _bounded(record, original, *, now_us, depth, record_weight, original_weight, recency_weight, half_life_days):
+    """`fuse`'s answer, ranking (filtering, dating, scoring) only the items that can reach it;
+    None when that cannot be shown (docs/design.md "Bounded fusion").
+
+    Each item's relevance in each index is added up for every item at once (`Parts.summed`,
+    by item id), and so is a bound of its fused score: c = Σ weight · relevance / best, the
+    score before the recency factor, which is at most 1. The items with the highest bounds
+    that pass the filters give a bar (the `depth`-th best of their fused scores); an item
+    whose bound is below the bar cannot reach the answer, and the answer is ranked from the
+    others. Each index's best is the highest relevance that passes the filters, found among
+    the highest relevances."""
+    if record_weight < 0 or original_weight < 0 or not 0 <= recency_weight <= 1:
+        return None
+    used = [(parts, weight, name) for parts, weight, name in
+            ((record, record_weight, RECORD), (original, original_weight, ORIGINAL_TEXT)) if parts.terms]
+    if not used:
+        return None
+    catalog_now, filters = used[0][0].catalog_now, used[0][0].filters
+
+    def passing(ids):
+        return ids[catalog_now.passes(ids, filters)]
+
+    indexes, bound = [], None
+    for parts, weight, name in used:
+        total, touched = parts.summed()
+        best = _best_passing(total, passing)
+        if best is None:
+            return None
+        indexes.append((name, weight, best, total, touched))
+        if bound is None:
+            bound = np.multiply(total, weight / best)
+        else:
+            bound += np.multiply(total, weight / best)
+
+    def shares(ids):
+        dates = catalog_now.dates(ids)
+        out = []
+        for name, weight, best, total, touched in indexes:
+            at = np.flatnonzero(touched[ids])
+            out.append((name, at, _share(total[ids[at]], weight, best), dates[at]))
+        return out
+
+    highest = bound.max()
+    for share in (0.5, 0.2, 0.05):
+        found = passing(np.flatnonzero(bound >= share * highest))
+        if len(found) >= depth:
+            break
+    else:
+        return None
+    score = _scored(found, shares(found), now_us, recency_weight, half_life_days)[0]
+    bar = np.partition(score, len(found) - depth)[len(found) - depth] * (1 - _SLACK)   # their depth-th best
+    ids = passing(np.flatnonzero(bound >= bar))
+    return _best(ids, shares(ids), now_us=now_us, depth=depth, recency_weight=recency_weight,
+                 half_life_days=half_life_days)
+
+
+def _best_passing(total, passing):
+    """The highest of `total` (relevances by item id) over the items that pass the filters
+    (`passing`), or None when none of the highest does."""
+    top = int(total.argmax())
+    highest = total[top]
+    if not highest > 0:
+        return None
+    if len(passing(np.array([top]))):
+        return highest
+    for share in (0.5, 0.1):
+        found = passing(np.flatnonzero(total >= share * highest))
+        if len(found):
+            return total[found].max()
+    return None
 
 
 def _listed_by_date(cursor, asked_list, filters, skip, need):
@@ -423,10 +562,16 @@ def _flush(cursor):
 def asked_and_relevance(query, filters, *, exhaustive=False):
     """({role: Asked}, {role: Relevance}) of the indexes the configured weights use (call
     inside `postings.reading`)."""
+    asked, found = _asked_and_found(query, filters, exhaustive=exhaustive)
+    return asked, {role: value.relevance() if isinstance(value, Parts) else value for role, value in found.items()}
+
+
+def _asked_and_found(query, filters, *, exhaustive=False):
+    """({role: Asked}, {role: Relevance (exhaustive) or Parts (the default)})."""
     config = _config()
     used = [index for index, weight in ((WORDS, config["record_weight"]), (ORIGINAL, config["original_weight"]))
             if weight]
-    asked, relevance = {}, {}
+    asked, found = {}, {}
     with connection.cursor() as cursor:
         _flush(cursor)
         if exhaustive:
@@ -438,12 +583,12 @@ def asked_and_relevance(query, filters, *, exhaustive=False):
             row_count, token_count = postings.averages(cursor, index)
             asked[index.role] = ask(index, query, counts, row_count, token_count)
             if filters.empty:
-                relevance[index.role] = Relevance()
+                found[index.role] = Relevance()
             elif exhaustive:
-                relevance[index.role] = _reference(cursor, asked[index.role], filters)
+                found[index.role] = _reference(cursor, asked[index.role], filters)
             else:
-                relevance[index.role] = _summed(cursor, asked[index.role], counts, catalog_now, filters)
-    return asked, relevance
+                found[index.role] = _parts(cursor, asked[index.role], counts, catalog_now, filters)
+    return asked, found
 
 
 def rank(query, filters, *, depth, now=None, exhaustive=False):
@@ -451,16 +596,18 @@ def rank(query, filters, *, depth, now=None, exhaustive=False):
     fewer items match): the default way, or with `exhaustive` FTS5's own (the reference)."""
     config = _config()
     with postings.reading():
-        asked, relevance = asked_and_relevance(query, filters, exhaustive=exhaustive)
+        asked, found = _asked_and_found(query, filters, exhaustive=exhaustive)
         record, original = asked.get(RECORD), asked.get(ORIGINAL_TEXT)
         if filters.empty or not depth:
             return Ranking([], record, original)
         weight, close = config["meaning_weight"], config["proximity_weight"]
         deep = max(depth, meaning.RERANK_DEPTH if weight else 0, CLOSE_DEPTH if close else 0)
-        ranked = fuse(relevance.get(RECORD, Relevance()), relevance.get(ORIGINAL_TEXT, Relevance()),
-                      now_us=micros(now or timezone.now()), depth=deep, record_weight=config["record_weight"],
-                      original_weight=config["original_weight"], recency_weight=config["recency_weight"],
-                      half_life_days=config["recency_half_life_days"])
+        nothing = Relevance() if exhaustive else Parts()
+        ranked = (fuse if exhaustive else fuse_parts)(
+            found.get(RECORD, nothing), found.get(ORIGINAL_TEXT, nothing),
+            now_us=micros(now or timezone.now()), depth=deep, record_weight=config["record_weight"],
+            original_weight=config["original_weight"], recency_weight=config["recency_weight"],
+            half_life_days=config["recency_half_life_days"])
         if len(ranked) < deep:
             with connection.cursor() as cursor:
                 ranked += _listed_by_date(cursor, (record, original), filters, {row.id for row in ranked},

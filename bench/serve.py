@@ -399,6 +399,48 @@ class _Reconnect(Exception):
     pass
 
 
+def mcp_lean_worker(token, queries, warm):
+    """MCP without the SDK on the client side: each call one JSON-RPC `tools/call` POSTed to /mcp
+    (the stateless server needs no `initialize`), its JSON answer read as is. The server does
+    exactly what it does for the SDK's client; the load generator skips the SDK's session and
+    its validation of every result against the tool's output schema, so that more of these 2
+    shared cores go to the server."""
+    import httpx2
+
+    version = NEGOTIATED.get("protocol", "2025-06-18")
+
+    async def worker(phase, order):
+        limits = httpx2.Limits(max_connections=1, max_keepalive_connections=1)
+        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json",
+                   "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": version}
+        async with httpx2.AsyncClient(base_url=phase.server.base, headers=headers, limits=limits,
+                                      timeout=REQUEST_TIMEOUT) as http:
+            def body(number, i):
+                return json.dumps({"jsonrpc": "2.0", "id": number, "method": "tools/call",
+                                   "params": {"name": "search", "arguments": {"query": queries[i]}}})
+            for number, i in enumerate(warm):
+                try:
+                    await http.post("/mcp", content=body(number, i))
+                except httpx2.TransportError as exc:
+                    log(f"warm-up request failed ({type(exc).__name__}); going on")
+            await phase.arrive()
+            for number, i in enumerate(order, start=len(warm)):
+                t0 = perf()
+                try:
+                    response = await http.post("/mcp", content=body(number, i))
+                except httpx2.TransportError as exc:  # the client reconnects on the next request
+                    phase.fail(i, perf() - t0, exc)
+                    continue
+                phase.samples.append((i, perf() - t0))
+                answer = response.json() if response.status_code == 200 else {}
+                result = answer.get("result") or {}
+                if response.status_code != 200 or "error" in answer or result.get("isError"):
+                    phase.answers.append((i, None, f"HTTP {response.status_code}: {response.text[:200]}"))
+                else:
+                    phase.answers.append((i, [r["id"] for r in result["structuredContent"]["results"]], None))
+    return worker
+
+
 def health_worker(_token, _queries, warm):
     import httpx2
 
@@ -693,7 +735,8 @@ def bench(args):
 
         c = args.clients
         one, many = ["api_1", "mcp_1", "api_1_scoped", "mcp_1_scoped"], [f"api_{c}", f"mcp_{c}", f"api_{c}_scoped",
-                                                                        f"mcp_{c}_scoped"]
+                                                                        f"mcp_{c}_scoped", f"mcp_lean_{c}",
+                                                                        f"mcp_lean_{c}_scoped"]
         served = one + many   # every answer checked; `_scoped`: the scoped token, filtered searches
         variants = ["inproc", "inproc_fresh", "inproc_scoped", *served]
         fixed = ["inproc_null", "inproc_auth", "inproc_connect", "api_null_1", "mcp_null_1", "health_1"]
@@ -766,7 +809,7 @@ def bench(args):
                 record(v, got["samples"], others)
                 probe_info[v].append({"errors": got["errors"], **got["per_request"]})
             for v in many:
-                worker = api if v.startswith("api") else mcp
+                worker = api if v.startswith("api") else mcp_lean_worker if v.startswith("mcp_lean") else mcp
                 quiet.wait(f"round {rnd + 1}: {v}")
                 t = time.perf_counter()
                 stats = http(v, worker, rotations(order, c, per_client), warm3)
@@ -863,9 +906,13 @@ def render(r, info, command):
     lat, load, over = r["latency"], r["load"], r["paired_overhead_ms"]
     LABELS.update({f"api_{c}": f"API, {c} concurrent clients", f"mcp_{c}": f"MCP, {c} concurrent sessions",
                    f"api_{c}_scoped": f"API, {c} concurrent clients, scoped token (`{SCOPED_SOURCE}` only)",
-                   f"mcp_{c}_scoped": f"MCP, {c} concurrent sessions, scoped token (`{SCOPED_SOURCE}` only)"})
+                   f"mcp_{c}_scoped": f"MCP, {c} concurrent sessions, scoped token (`{SCOPED_SOURCE}` only)",
+                   f"mcp_lean_{c}": f"MCP, {c} concurrent clients without the SDK (JSON-RPC POSTs)",
+                   f"mcp_lean_{c}_scoped": f"MCP, {c} concurrent clients without the SDK, scoped token "
+                                           f"(`{SCOPED_SOURCE}` only)"})
     one = [k for k in ("api_1", "mcp_1", "api_1_scoped", "mcp_1_scoped") if k in lat]  # an older result: no scoped
-    many = [k for k in (f"api_{c}", f"mcp_{c}", f"api_{c}_scoped", f"mcp_{c}_scoped") if k in lat]
+    many = [k for k in (f"api_{c}", f"mcp_{c}", f"api_{c}_scoped", f"mcp_{c}_scoped", f"mcp_lean_{c}",
+                        f"mcp_lean_{c}_scoped") if k in lat]
     scoped = r.get("scoped_source")
     v = r["versions"]
     lines = ["# Served search benchmark: JSON API and MCP over HTTP", ""]
@@ -903,7 +950,9 @@ def render(r, info, command):
         "validation of the structured result against the tool's output schema.",
         "- **The load generator runs on the same 2 cores as the server** (one asyncio process: httpx2 and the MCP "
         "SDK). Its CPU per request is in the last table: at 10 clients it takes a real share of the machine, so "
-        "requests/s are a lower bound for a server with the cores to itself.",
+        "requests/s are a lower bound for a server with the cores to itself. The *without the SDK* rows ask the "
+        "same server the same `tools/call` as plain JSON-RPC POSTs (no client session, no validation of the result "
+        "against the output schema): the server's work is the same, the load generator's smaller.",
         "",
         "## Goals",
         "",
@@ -914,8 +963,8 @@ def render(r, info, command):
         + "; ".join(f"{'scoped' if k.endswith('_scoped') else 'unfiltered'} {lat[k]['p50']:.2f} / {lat[k]['p95']:.2f} ms"
                     for k in one if k.startswith("mcp")),
         f"- requests/s with {c} concurrent clients: "
-        + "; ".join(f"{'API' if k.startswith('api') else 'MCP'}{' scoped' if k.endswith('_scoped') else ''} "
-                    f"{load[k]['rps']:.1f}" for k in many),
+        + "; ".join(f"{'API' if k.startswith('api') else 'MCP without the SDK' if k.startswith('mcp_lean') else 'MCP'}"
+                    f"{' scoped' if k.endswith('_scoped') else ''} {load[k]['rps']:.1f}" for k in many),
         "",
         "## Latency",
         "",

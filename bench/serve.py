@@ -21,6 +21,9 @@ records and originals, same 100 queries), it
     concurrent clients (asyncio, one connection each), via httpx2;
   - the MCP `search` tool via the official SDK (`streamable_http_client` + `ClientSession`),
     1 and 10 concurrent sessions, each initialised once; only `call_tool` is timed;
+  - the same 10-client MCP load without the SDK on the client side (`mcp_lean_worker`: each call
+    one JSON-RPC `tools/call` POST, the answer's `structuredContent` read as is): the server does
+    the same work, the load generator, which shares the machine's cores, less;
   - the same four HTTP loads (API and MCP, 1 and 10 clients) with the scoped token: filtered
     searches;
   - the fixed cost of a request: a query of only short words (no SQL runs) over both paths,

@@ -456,8 +456,11 @@ def fill_vectors(using="default", progress=None):
 CHANGES_KEPT = 100_000   # item changes kept past what every base holds (library.catalog reads them)
 
 
+MERGE_PAGES = 1_000   # pages of an index (about 4 KB each) that `optimize` merges per transaction
+
+
 def optimize(using="default"):
-    """Merge each index's b-trees into one (FTS5 `optimize`), then refresh the postings of
+    """Merge each index's b-trees into one (`merge_index`), then refresh the postings of
     both word indexes (`postings.refresh`: returns its report) and forget the oldest item
     changes. Idempotent; safe while reading and writing.
 
@@ -465,8 +468,7 @@ def optimize(using="default"):
     server process brings its item catalog up to date from the changes since it last looked,
     and reads every item again only when those are gone."""
     for table in (index.table for index in INDEXES):
-        with transaction.atomic(using=using), connections[using].cursor() as cursor:
-            cursor.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+        merge_index(table, using)
     report = postings.refresh_all({index.name: _recorded(index, using) for index in INDEXES if index.word_index}, using)
     with transaction.atomic(using=using), connections[using].cursor() as cursor:
         if table_exists(cursor, CHANGES):
@@ -475,6 +477,26 @@ def optimize(using="default"):
             cursor.execute(f"DELETE FROM {CHANGES} WHERE seq <= %s",
                            [min(postings.base_seq(cursor), last - CHANGES_KEPT)])
     return report
+
+
+def merge_index(table, using="default"):
+    """Merge an FTS5 table's b-trees into one, as its `optimize` command does, but in steps of
+    MERGE_PAGES pages, each its own short transaction (FTS5's `merge` command: the first step
+    with a negative count, which puts every b-tree on one level and starts merging them all;
+    the next ones positive, which go on with that merge, until a step changes nothing). One
+    `optimize` would be one transaction as large as the index: writers would wait on it for
+    minutes on a large library, and the write-ahead log and the file would each grow by the
+    index's size before it ended. Merged pages are freed as the merge goes. A stopped merge
+    goes on at the next call."""
+    count = -MERGE_PAGES
+    while True:
+        with transaction.atomic(using=using), connections[using].cursor() as cursor:
+            raw = connections[using].connection
+            before = raw.total_changes
+            cursor.execute(f"INSERT INTO {table}({table}, rank) VALUES ('merge', %s)", [count])
+            if raw.total_changes - before < 2:   # nothing left to merge (FTS5's own test)
+                return
+        count = MERGE_PAGES
 
 
 FORGOTTEN = "forgotten_seq"   # store_state: the item change of the last forget (library.forget)

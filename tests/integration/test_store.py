@@ -131,6 +131,42 @@ def test_the_daily_maintenance_task_merges_the_index():
     assert store.check().ok
 
 
+def test_optimize_merges_in_short_steps_and_a_stopped_merge_goes_on(monkeypatch):
+    """`optimize` merges an index in steps of MERGE_PAGES pages, each its own transaction (one
+    transaction as large as the index would hold writers back for minutes and double the
+    disk it needs), into one b-tree; a merge stopped after its first step is finished by the
+    next call."""
+    from django.test.utils import CaptureQueriesContext
+
+    from library.search import ALL_SOURCES, search
+
+    words = iter(f"w{n:05d}x" for n in range(10_000))   # many distinct trigrams: an index of many pages
+
+    def write(count):
+        for n in range(count):
+            make_item(title=f"marten {n}", summary="marten den " * (n % 7 + 1) + " ".join(next(words) for _ in range(100)))
+
+    monkeypatch.setattr(store, "MERGE_PAGES", 1)
+    write(40)
+    before = search("marten den", allowed_sources=ALL_SOURCES, limit=50, now=NOW).as_dict()
+    assert _segments() > 1
+    with CaptureQueriesContext(connection) as queries:
+        store.merge_index("items_fts")
+    assert len([q for q in queries.captured_queries if "'merge'" in q["sql"]]) > 2
+    assert _segments() == 1
+    assert search("marten den", allowed_sources=ALL_SOURCES, limit=50, now=NOW).as_dict() == before
+
+    write(40)
+    with connection.cursor() as cursor:   # a merge stopped after its first step
+        cursor.execute("INSERT INTO items_fts(items_fts, rank) VALUES ('merge', -1)")
+    assert _segments() > 1
+    before = search("marten den", allowed_sources=ALL_SOURCES, limit=50, now=NOW).as_dict()
+    store.optimize()
+    assert _segments() == 1
+    assert search("marten den", allowed_sources=ALL_SOURCES, limit=50, now=NOW).as_dict() == before
+    assert store.check().ok
+
+
 @pytest.mark.django_db(transaction=True)  # committed writes: FTS5 flushes its segments on commit
 def test_check_runs_the_fts5_integrity_check():
     """Damage inside the index itself (not just its text) is caught by FTS5's own check."""

@@ -405,7 +405,7 @@ def _bounded(record, original, *, now_us, depth, record_weight, original_weight,
         return None
     used = [(parts, weight, name) for parts, weight, name in
             ((record, record_weight, RECORD), (original, original_weight, ORIGINAL_TEXT)) if parts.terms]
-    if not used:
+    if not used or any(weight <= 0 for _parts, weight, _name in used):
         return None
     catalog_now, filters = used[0][0].catalog_now, used[0][0].filters
 
@@ -441,6 +441,8 @@ def _bounded(record, original, *, now_us, depth, record_weight, original_weight,
         return None
     score = _scored(found, shares(found), now_us, recency_weight, half_life_days)[0]
     bar = np.partition(score, len(found) - depth)[len(found) - depth] * (1 - _SLACK)   # their depth-th best
+    if not bar > 0:   # (every recency factor 0): the bar would let in items that match nothing
+        return None
     ids = passing(np.flatnonzero(bound >= bar))
     return _best(ids, shares(ids), now_us=now_us, depth=depth, recency_weight=recency_weight,
                  half_life_days=half_life_days)

@@ -81,7 +81,7 @@ def options(rng):
     record_weight, original_weight = rng.choice([(1.0, 2.0), (1.0, 2.0), (1.0, 0.0), (0.0, 1.0), (0.7, 0.3)])
     return {"now_us": micros(NOW), "depth": rng.choice([1, 5, 10, 50, 50, 200]), "record_weight": record_weight,
             "original_weight": original_weight, "recency_weight": rng.choice([0.0, 0.3, 0.3, 1.0]),
-            "half_life_days": rng.choice([30.0, 90.0])}
+            "half_life_days": rng.choice([30.0, 90.0, 90.0, 1e-4])}   # 1e-4: every factor 0, every score 0
 
 
 def compare(rng, size):
@@ -125,3 +125,19 @@ def test_a_filter_that_removes_an_index_best_item_is_ranked_by_the_best_that_pas
     everything = ranking.fuse(record.relevance(), original.relevance(), **opts)
     assert outside not in [row.id for row in everything] and len(everything) == 50
     assert ranking._bounded(record, original, **opts) == everything
+
+
+def test_when_every_score_is_zero_every_item_is_ranked_and_only_matching_items_come_back():
+    """Every recency factor 0 (a half-life of seconds, full recency weight): the bar would be 0
+    and let in items that match nothing; the bound steps aside and `fuse` ranks."""
+    rng = random.Random(11)
+    catalog = random_catalog(rng, 1_000)
+    filters = Filters()
+    record = random_parts(rng, catalog, filters, 2)
+    original = random_parts(rng, catalog, filters, 3)
+    opts = {"now_us": micros(NOW), "depth": 50, "record_weight": 1.0, "original_weight": 2.0,
+            "recency_weight": 1.0, "half_life_days": 1e-4}
+    everything = ranking.fuse(record.relevance(), original.relevance(), **opts)
+    assert everything and all(row.score == 0 and row.matched_in for row in everything)
+    assert ranking._bounded(record, original, **opts) is None
+    assert ranking.fuse_parts(record, original, **opts) == everything

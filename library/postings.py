@@ -485,9 +485,8 @@ def _lengths_now(base, items):
     """The lengths in tokens of these items as the index holds them now: the base's for an
     unchanged item, the index's own for a changed one."""
     out = np.zeros(len(items))
-    changed = _member(items, base.changed) if len(base.changed) else np.zeros(len(items), dtype=bool)
-    inside = items < len(base.lengths)
-    steady = ~changed & inside
+    inside = items < len(base.lengths)   # (an item newer than the base is changed)
+    steady = inside & ~base.changed_mask[np.where(inside, items, 0)]
     out[steady] = base.lengths[items[steady]]
     if (~steady).any():
         out[~steady] = [base.changed_lengths[int(item_id)] for item_id in items[~steady]]

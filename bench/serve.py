@@ -402,6 +402,19 @@ class _Reconnect(Exception):
     pass
 
 
+def mcp_call(query, number=1):
+    """The JSON-RPC body of one MCP `tools/call` of `search` (what the SDK's client sends)."""
+    return json.dumps({"jsonrpc": "2.0", "id": number, "method": "tools/call",
+                       "params": {"name": "search", "arguments": {"query": query}}}).encode()
+
+
+def mcp_headers(token):
+    """The headers of a `tools/call` POSTed to the stateless /mcp endpoint without a session."""
+    return {"authorization": f"Bearer {token}", "content-type": "application/json",
+            "accept": "application/json, text/event-stream",
+            "mcp-protocol-version": NEGOTIATED.get("protocol", "2025-06-18")}
+
+
 def mcp_lean_worker(token, queries, warm):
     """MCP without the SDK on the client side: each call one JSON-RPC `tools/call` POSTed to /mcp
     (the stateless server needs no `initialize`), its JSON answer read as is. The server does
@@ -410,27 +423,20 @@ def mcp_lean_worker(token, queries, warm):
     shared cores go to the server."""
     import httpx2
 
-    version = NEGOTIATED.get("protocol", "2025-06-18")
-
     async def worker(phase, order):
         limits = httpx2.Limits(max_connections=1, max_keepalive_connections=1)
-        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json",
-                   "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": version}
-        async with httpx2.AsyncClient(base_url=phase.server.base, headers=headers, limits=limits,
+        async with httpx2.AsyncClient(base_url=phase.server.base, headers=mcp_headers(token), limits=limits,
                                       timeout=REQUEST_TIMEOUT) as http:
-            def body(number, i):
-                return json.dumps({"jsonrpc": "2.0", "id": number, "method": "tools/call",
-                                   "params": {"name": "search", "arguments": {"query": queries[i]}}})
             for number, i in enumerate(warm):
                 try:
-                    await http.post("/mcp", content=body(number, i))
+                    await http.post("/mcp", content=mcp_call(queries[i], number))
                 except httpx2.TransportError as exc:
                     log(f"warm-up request failed ({type(exc).__name__}); going on")
             await phase.arrive()
             for number, i in enumerate(order, start=len(warm)):
                 t0 = perf()
                 try:
-                    response = await http.post("/mcp", content=body(number, i))
+                    response = await http.post("/mcp", content=mcp_call(queries[i], number))
                 except httpx2.TransportError as exc:  # the client reconnects on the next request
                     phase.fail(i, perf() - t0, exc)
                     continue
@@ -490,15 +496,10 @@ class AsgiProbe:
         self.loop = asyncio.new_event_loop()
         self.queue = asyncio.Queue()
         auth = (b"authorization", f"Bearer {token}".encode())
-        version = NEGOTIATED.get("protocol", "2025-06-18").encode()
-        mcp_body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                               "params": {"name": "search", "arguments": {"query": NULL_QUERY}}}).encode()
         self.requests = {
             "asgi_api_null": ("GET", "/api/v1/search", b"q=a+b", b"", [auth]),
-            "asgi_mcp_null": ("POST", "/mcp", b"", mcp_body,
-                              [auth, (b"content-type", b"application/json"),
-                               (b"accept", b"application/json, text/event-stream"),
-                               (b"mcp-protocol-version", version)]),
+            "asgi_mcp_null": ("POST", "/mcp", b"", mcp_call(NULL_QUERY),
+                              [(name.encode(), value.encode()) for name, value in mcp_headers(token).items()]),
             "asgi_health": ("GET", "/health", b"", b"", []),
         }
         self.life = None

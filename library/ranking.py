@@ -30,6 +30,7 @@ or from the postings of common terms and the item catalog (the default).
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 from django.conf import settings
@@ -226,30 +227,28 @@ class Parts:
     terms: tuple = ()
     catalog_now: object = None
     filters: object = None
-    _summed: tuple = field(default=None, repr=False, compare=False)
 
     def relevance(self):
         """The Relevance: each item's parts added up in query order (as bm25 adds the terms
         up), for the items that pass the filters."""
         if not self.terms:
             return Relevance()
-        total, touched = self.summed()
+        total, touched = self.summed
         items = np.flatnonzero(touched)
         items = items[self.catalog_now.passes(items, self.filters)]
         return Relevance(items, total[items], self.catalog_now.dates(items))
 
+    @cached_property
     def summed(self):
         """(each item's parts added up in query order, whether it holds a term), by item id
-        over the catalog (computed once)."""
-        if self._summed is None:
-            size = len(self.catalog_now.present)
-            total = np.zeros(size)
-            touched = np.zeros(size, dtype=bool)
-            for items, values in self.terms:
-                total[items] += values
-                touched[items] = True
-            object.__setattr__(self, "_summed", (total, touched))
-        return self._summed
+        over the catalog."""
+        size = len(self.catalog_now.present)
+        total = np.zeros(size)
+        touched = np.zeros(size, dtype=bool)
+        for items, values in self.terms:
+            total[items] += values
+            touched[items] = True
+        return total, touched
 
 
 def _parts(cursor, asked, counts, catalog_now, filters):
@@ -414,7 +413,7 @@ def _bounded(record, original, *, now_us, depth, record_weight, original_weight,
 
     indexes, bound = [], None
     for parts, weight, name in used:
-        total, touched = parts.summed()
+        total, touched = parts.summed
         best = _best_passing(total, passing)
         if best is None:
             return None

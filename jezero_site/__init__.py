@@ -8,4 +8,8 @@ from jezero_site.sqlite import use_bundled_sqlite
 
 use_bundled_sqlite()
 
+from jezero_site.memory import keep_freed_memory  # noqa: E402
+
+keep_freed_memory()
+
 from library import __version__  # noqa: E402, F401  (the product's version; after the SQLite swap)

@@ -73,3 +73,10 @@ def config_path():
     """The TOML configuration: `JEZERO_CONFIG`, default `<data dir>/jezero.toml`."""
     value = text("JEZERO_CONFIG")
     return Path(value).expanduser().resolve() if value else data_dir() / "jezero.toml"
+
+
+def malloc_tuned():
+    """Whether the operator tuned glibc's allocator themselves (`GLIBC_TUNABLES` or a
+    `MALLOC_*_` variable is set): `jezero_site.memory` then leaves it as they set it."""
+    return any(name == "GLIBC_TUNABLES" or (name.startswith("MALLOC_") and name.endswith("_"))
+               for name in os.environ)

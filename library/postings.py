@@ -416,7 +416,8 @@ def current(cursor, index, base, token):
     cursor.execute(f"SELECT items, freqs FROM {index.postings_table} WHERE generation = %s AND term = %s",
                    [base.generation, token])
     items_blob, freqs_blob = cursor.fetchone()
-    items = np.frombuffer(items_blob, dtype=np.int32)
+    # int64 ids from the start: numpy indexes with them about twice as fast as with int32.
+    items = np.frombuffer(items_blob, dtype=np.int32).astype(np.int64)
     halves = np.frombuffer(freqs_blob, dtype=np.uint16 if len(freqs_blob) == 2 * len(items) else np.uint32)
     if len(base.changed):
         keep = ~base.changed_mask[items]
@@ -426,10 +427,10 @@ def current(cursor, index, base, token):
                                  else ((), ()))
     if len(fresh_items):
         fresh_lengths = np.array([base.changed_lengths[int(item_id)] for item_id in fresh_items], dtype=np.int64)
-        items = np.concatenate([items.astype(np.int64), fresh_items])
+        items = np.concatenate([items, fresh_items])
         halves = np.concatenate([halves.astype(np.int64), fresh_halves])
         lengths = np.concatenate([lengths.astype(np.int64), fresh_lengths])
-    return Postings(items.astype(np.int64), halves.astype(np.float64) / 2.0, lengths.astype(np.float64))
+    return Postings(items, np.true_divide(halves, 2.0), lengths.astype(np.float64))
 
 
 def composed(cursor, index, base, token):

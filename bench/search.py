@@ -673,6 +673,8 @@ def child(args):
     result["optimized"] = measure("as optimized", VARIANTS)
     result["profile"] = profile()
 
+    if not args.get("writes", True):   # --no-writes
+        return _finish(result, result_head, load_start)
     # Writes since the refresh: 1 % of the library new, 0.1 % rewritten, rolled back after.
     written, rewritten = max(size // 100, 50), max(size // 1000, 10)
     wrng = random.Random(SEED + 7)
@@ -701,8 +703,12 @@ def child(args):
             raise Rollback
     except Rollback:
         pass
+    return _finish(result, result_head, load_start)
+
+
+def _finish(result, head, load_start):
     result["finished_at"] = harness.stamp()
-    result["library_commit"] = result_head
+    result["library_commit"] = head
     result["load_average"] = {"start": load_start, "end": os.getloadavg()}
     return result
 
@@ -839,14 +845,16 @@ def parent(args):
         out = WORK_DIR / f"result-{size}.json"
         if not args.report_only:
             done = harness.spawn(__file__, "size", out=out, size=size, runs=args.runs,
-                                 reference_runs=args.reference_runs or args.runs, rebuild=args.rebuild)
+                                 reference_runs=args.reference_runs or args.runs, rebuild=args.rebuild,
+                                 writes=not args.no_writes)
             print(f"[{size}] done in {done['_seconds']:.0f} s", file=sys.stderr)
         result = harness.read_json(out)
         result.setdefault("finished_at", harness.stamp(datetime.fromtimestamp(out.stat().st_mtime, UTC)))
         results.append(result)
     runs = results[0]["runs"]
     command = (f".venv/bin/python bench/search.py --sizes {args.sizes} --runs {runs}"
-               + (f" --reference-runs {args.reference_runs}" if args.reference_runs else ""))
+               + (f" --reference-runs {args.reference_runs}" if args.reference_runs else "")
+               + (" --no-writes" if args.no_writes else ""))
     harness.write_report(args.output, render(results, harness.machine(), command))
 
 
@@ -857,6 +865,8 @@ def main():
     parser.add_argument("--sizes", default="10000,100000", help="comma-separated library sizes")
     parser.add_argument("--runs", type=int, default=5, help="timed runs per measurement set")
     parser.add_argument("--reference-runs", type=int, help="timed runs of the reference variants (default: --runs)")
+    parser.add_argument("--no-writes", action="store_true",
+                        help="skip the measurement after writes since the last refresh (at 1M: about half the time)")
     parser.add_argument("--rebuild", action="store_true", help="build the libraries anew even if valid ones are there")
     parser.add_argument("--output", default=str(BENCH_DIR / "RESULTS-search.md"))
     parser.add_argument("--report-only", action="store_true",

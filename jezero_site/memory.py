@@ -5,7 +5,8 @@ their parts of bm25) and one of eight per index (every item's relevance). glibc'
 serves such blocks from fresh `mmap`s, or from the heap and then returns the freed top of the
 heap to the system as soon as it exceeds twice the largest block seen. Either way the next
 search touches new pages: one page fault every 4 KB, which measured 40 % of the time spent
-adding up postings (18 ns a posting against 11 with the memory kept; bench/RESULTS.md).
+adding up postings at a million items (18 ns a posting against 11 with the memory kept;
+docs/design.md "The postings").
 
 `keep_freed_memory` raises both thresholds once per process: blocks up to 32 MB (glibc's
 largest setting) come from the heap, and up to 128 MB freed at its top stays there. A

@@ -54,11 +54,21 @@ def main(argv=None, prog="jezero"):
         elif argv[0] not in ("help",):
             print(f"{prog}: unknown command {argv[0]!r}; `{prog} help` lists them", file=sys.stderr)
             return 2
+    from django.db import OperationalError
+
     utility = ManagementUtility([prog, *argv])
     utility.prog_name = prog
     try:
         utility.execute()
         sys.stdout.flush()
+    except OperationalError as exc:
+        if str(exc) != "unable to open database file":
+            raise
+        from django.conf import settings
+
+        print(f"{prog}: cannot open the database {settings.DATABASES['default']['NAME']}: it must be a file "
+              "the user running jezero may read and write, in a folder it may write", file=sys.stderr)
+        return 1
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except BrokenPipeError:

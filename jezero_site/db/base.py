@@ -10,6 +10,11 @@ close includes the ones nobody calls: under ASGI a request's thread can end with
 connection still open, and the connection's finalizer closes it then. `LockedConnection`
 makes that finalizer take the lock too. The lock is re-entrant because a finalizer can run
 (garbage collection) in a thread that already holds it.
+
+A connection that failed to open (a folder in the database's place, a file the process may
+not read) is finalised too, and the driver's `close` on it crashes the process (a
+segmentation fault, no message): the finalizer closes only a connection that opened, so the
+caller gets the driver's "unable to open database file".
 """
 
 import threading
@@ -23,12 +28,19 @@ class LockedConnection(base.Database.Connection):
     """A connection whose finalizer closes it under CONNECT_LOCK, before the driver's own
     (unlocked) close on deallocation would."""
 
+    opened = False
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.opened = True
+
     def close(self):
         with CONNECT_LOCK:
             super().close()
 
     def __del__(self):
-        self.close()
+        if self.opened:
+            self.close()
 
 
 class DatabaseWrapper(base.DatabaseWrapper):

@@ -75,6 +75,21 @@ def test_a_bad_config_is_one_line_naming_the_key(run):
     assert "search.candidate_pool: 3 is out of range (allowed 10–5,000)" in proc.stderr
 
 
+def test_a_database_that_cannot_be_opened_is_one_line_naming_it(library):
+    """A folder in the database file's place (as a volume mounted on the wrong path leaves it):
+    the driver cannot open it, and every command says so in one line; the process once died
+    of a segmentation fault here (the connection's finalizer closed a connection never opened)."""
+    database = library.data / "jezero.sqlite3"
+    for suffix in ("", "-wal", "-shm"):
+        database.with_name(database.name + suffix).unlink(missing_ok=True)
+    database.mkdir()
+    for args in (("search", "café"), ("check",), ("timeline",)):
+        proc = library(*args, ok=False)
+        assert proc.returncode == 1, (args, proc.returncode, proc.stderr)
+        assert proc.stderr.strip() == (f"jezero: cannot open the database {database}: it must be a file the user "
+                                       "running jezero may read and write, in a folder it may write"), args
+
+
 def test_search_json_has_the_query_the_match_and_the_rows(library):
     out = json.loads(library("search", "analytics", '"consent banner"', "--json").stdout)
     assert out["query"] == 'analytics "consent banner"'

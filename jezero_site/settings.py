@@ -171,6 +171,10 @@ DATABASES = {
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA mmap_size=1073741824; "
                             "PRAGMA secure_delete=ON",
         },
+        # The tests' database: SQLite in memory, as Django gives its own sqlite3 engine. Said here
+        # because pytest-django (under pytest-xdist) renames the test database of any other engine
+        # to "test_<NAME>_gw0", a path no worker can open.
+        "TEST": {"NAME": ":memory:"},
     }
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

@@ -14,13 +14,16 @@ TABLES = "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIK
 
 
 def schema():
-    """Every table, virtual table and index with its SQL, and each FTS5 table's options."""
+    """Every table, virtual table and index with its SQL, and each FTS5 table's options — but its
+    format `version`, which SQLite raises from 4 to 5 itself at the first row deleted from a
+    secure-delete table's segments: it tells what the library went through (the tests before
+    this one in its process), not what the code that made the table asked for."""
     with connection.cursor() as cursor:
         cursor.execute(TABLES)
         found = set(cursor.fetchall())
         options = {}
         for name in sorted(name for _type, name, _table, sql in found if sql and " USING fts5(" in sql):
-            cursor.execute(f"SELECT k, v FROM {name}_config ORDER BY k")
+            cursor.execute(f"SELECT k, v FROM {name}_config WHERE k != 'version' ORDER BY k")
             options[name] = cursor.fetchall()
     return found, options
 

@@ -18,7 +18,19 @@ from library.ingest import redact
 from library.ingest.pipeline import clean
 from tests import secrets_corpus as corpus
 
-RUN_SEED = int(os.environ.get("JEZERO_CORPUS_SEED") or random.SystemRandom().randrange(1_000_000))
+
+
+def _run_seed():
+    """JEZERO_CORPUS_SEED, else one drawn for this run: under pytest-xdist every worker derives the
+    same one from the run's shared id (the workers must collect the same test ids)."""
+    if os.environ.get("JEZERO_CORPUS_SEED"):
+        return int(os.environ["JEZERO_CORPUS_SEED"])
+    if os.environ.get("PYTEST_XDIST_TESTRUNUID"):
+        return int(os.environ["PYTEST_XDIST_TESTRUNUID"], 16) % 1_000_000
+    return random.SystemRandom().randrange(1_000_000)
+
+
+RUN_SEED = _run_seed()
 SEEDS = (12, RUN_SEED)
 
 

@@ -19,7 +19,6 @@ from library.ingest.pipeline import clean
 from tests import secrets_corpus as corpus
 
 
-
 def _run_seed():
     """JEZERO_CORPUS_SEED, else one drawn for this run: under pytest-xdist every worker derives the
     same one from the run's shared id (the workers must collect the same test ids)."""
